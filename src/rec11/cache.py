@@ -1,0 +1,151 @@
+"""Train once, reuse everywhere: a disk cache for trained models.
+
+A cached model is keyed by its name, its config and the hash of the package code it
+depends on (the module that defines it, the module that trains it, and every
+``rec11`` module those import). Editing that code retrains the model; editing
+anything else, a page's prose or a plot, does not.
+
+The cache lives in ``$REC11_CACHE_DIR`` if set, else in ``.cache/models`` at the root
+of the book (found by walking up from the working directory to ``_config.yml``), else
+in ``~/.cache/rec11``.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import importlib.util
+import inspect
+import json
+import os
+from pathlib import Path
+from typing import Callable, Iterable
+
+import torch
+
+PACKAGE = "rec11"
+
+
+def book_root(start: Path | None = None) -> Path | None:
+    """The nearest folder at or above ``start`` holding ``_config.yml``."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_config.yml").is_file():
+            return folder
+    return None
+
+
+def cache_dir() -> Path:
+    if os.environ.get("REC11_CACHE_DIR"):
+        return Path(os.environ["REC11_CACHE_DIR"])
+    root = book_root()
+    return root / ".cache" / "models" if root else Path.home() / ".cache" / "rec11"
+
+
+def _module_file(name: str, package_dir: Path | None) -> Path | None:
+    """The source file of module ``name`` (dotted), without importing it."""
+    if package_dir is not None:
+        rel = Path(*name.split(".")[1:])
+        for candidate in (package_dir / rel.with_suffix(".py"), package_dir / rel / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+        return None
+    spec = importlib.util.find_spec(name)
+    return Path(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
+
+
+def imported_modules(source: str, current: str | None = None, is_package: bool = False) -> set[str]:
+    """Every ``rec11`` module that ``source`` imports, absolute or relative.
+
+    Lines that are not Python (IPython magics, shell escapes) are skipped, so the
+    code cells of a page can be passed in as one string.
+    """
+    lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        tree = ast.parse("")
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == PACKAGE)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level and current:
+                # a package's "." is itself; a module's "." is its package
+                parent = current.split(".") if is_package else current.split(".")[:-1]
+                parent = parent[: len(parent) - (node.level - 1)]
+                base = ".".join([*parent, base]) if base else ".".join(parent)
+            if base.split(".")[0] != PACKAGE:
+                continue
+            found.add(base)
+            # "from rec11 import attention" names a module, not an attribute
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return found
+
+
+def module_closure(modules: Iterable[str], package_dir: Path | None = None) -> dict[str, Path]:
+    """The given modules plus every ``rec11`` module they import, transitively."""
+    todo, files = list(modules), {}
+    while todo:
+        name = todo.pop()
+        if name in files:
+            continue
+        path = _module_file(name, package_dir)
+        if path is None:
+            continue  # an attribute picked up by "from rec11 import x"
+        files[name] = path
+        todo.extend(imported_modules(path.read_text(), name, path.name == "__init__.py"))
+    return files
+
+
+def code_hash(modules: Iterable[str], package_dir: Path | None = None) -> str:
+    """sha256 over the source of the modules' import closure, in a stable order."""
+    h = hashlib.sha256()
+    for name, path in sorted(module_closure(modules, package_dir).items()):
+        h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _config_dict(config) -> dict:
+    return dataclasses.asdict(config) if dataclasses.is_dataclass(config) else dict(config)
+
+
+def cache_key(name: str, config, modules: Iterable[str]) -> str:
+    payload = json.dumps(
+        {"name": name, "config": _config_dict(config), "code": code_hash(modules)},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def load_or_train(
+    name: str,
+    config,
+    make: Callable[[], torch.nn.Module],
+    train: Callable[[torch.nn.Module], dict],
+    extra_modules: Iterable[str] = (),
+):
+    """Return ``(model, info)``, training with ``train(model)`` only on a cache miss.
+
+    ``info`` is whatever ``train`` returned (loss curves, timings): plain Python
+    data, saved beside the weights so that pages can plot training history
+    without retraining. The model comes back in eval mode.
+    """
+    model = make()
+    modules = {type(model).__module__, inspect.getmodule(train).__name__, *extra_modules}
+    modules = {m for m in modules if m.split(".")[0] == PACKAGE}
+    path = cache_dir() / f"{name}-{cache_key(name, config, modules)}.pt"
+    if path.is_file():
+        saved = torch.load(path, weights_only=True)
+        model.load_state_dict(saved["state_dict"])
+        return model.eval(), json.loads(saved["info"])
+    info = train(model)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    # info travels as JSON so that torch.load can stay weights_only
+    torch.save({"state_dict": model.state_dict(), "info": json.dumps(info)}, tmp)
+    tmp.replace(path)  # atomic: a half-written file is never read as a cache hit
+    return model.eval(), info
