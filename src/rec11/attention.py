@@ -90,3 +90,20 @@ class MultiHeadAttention(nn.Module):
         out, A = attention(q, k, v, mask=mask, scale=scale)  # (N, H, T, d/H)
         out = self.proj(merge_heads(out))  # (N, T, d)
         return (out, A) if return_attn else out
+
+
+def sinusoidal_positions(T: int, d: int) -> torch.Tensor:
+    """(T, d) position codes of Vaswani et al. (2017), added to the token embeddings.
+
+    Column 2i is sin(t / 10000^(2i/d)) and column 2i+1 is the matching cosine. Each
+    pair of columns is a clock with its own period, from 2π up to 10000·2π, so every
+    position gets a distinct code. Attention by itself ignores order (shuffle the
+    rows of X and the output rows shuffle the same way); these codes let it tell
+    positions apart.
+    """
+    t = torch.arange(T).unsqueeze(1)  # (T, 1)
+    freq = torch.exp(torch.arange(0, d, 2) * (-math.log(10000.0) / d))  # (ceil(d/2),)
+    pe = torch.zeros(T, d)
+    pe[:, 0::2] = torch.sin(t * freq)  # (T, ceil(d/2))
+    pe[:, 1::2] = torch.cos(t * freq[: d // 2])  # (T, floor(d/2)): odd d has one fewer
+    return pe

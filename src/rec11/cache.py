@@ -46,7 +46,10 @@ def cache_dir() -> Path:
 def _module_file(name: str, package_dir: Path | None) -> Path | None:
     """The source file of module ``name`` (dotted), without importing it."""
     if package_dir is not None:
-        rel = Path(*name.split(".")[1:])
+        parts = name.split(".")[1:]
+        if not parts:  # the package itself
+            return package_dir / "__init__.py"
+        rel = Path(*parts)
         for candidate in (package_dir / rel.with_suffix(".py"), package_dir / rel / "__init__.py"):
             if candidate.is_file():
                 return candidate

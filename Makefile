@@ -1,0 +1,38 @@
+# The book's two commands:
+#   make build   create .venv if needed, execute every page, write _build/html, export figures/
+#   make test    create .venv if needed, run the whole test suite
+# and helpers: make preview (live reload while editing), make clean.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# Set to https://download.pytorch.org/whl/cpu where that index is reachable (GitHub
+# Actions) so pip finds torch's CPU wheel; the course machines have it locally.
+TORCH_INDEX_URL ?=
+PIP_EXTRA := $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL),)
+PREVIEW_PORT ?= 8000
+
+.PHONY: build test preview clean
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet $(PIP_EXTRA) -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
+build: $(VENV)/.installed
+	$(PY) -m rec11.book.build
+
+test: $(VENV)/.installed
+	$(PY) -m pytest
+
+# Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT).
+# Executed cells come from the same cache as `make build`.
+preview: $(VENV)/.installed
+	$(VENV)/bin/jupyter-book config sphinx . > /dev/null
+	$(VENV)/bin/sphinx-autobuild . _build/html --port $(PREVIEW_PORT) -D nb_execution_cache_path=_build/.jupyter_cache \
+	  --watch src/rec11 --ignore "_build/*" --ignore ".cache/*" --ignore "figures/*" --ignore ".venv/*" ; \
+	  rm -f conf.py
+
+clean:
+	rm -rf _build

@@ -1,0 +1,239 @@
+"""The book's own Sphinx extension.
+
+It does four jobs that Jupyter Book 1 does not do by itself:
+
+1. **No stale pages.** jupyter-cache keys a page on its own code cells only, so an
+   edit to ``src/rec11`` would leave the cached outputs of the pages that import it
+   in place. Before a page is parsed, this extension appends one hidden code cell
+   holding a fingerprint of everything the page's code depends on: the source of
+   the ``rec11`` modules it imports (transitively) and, for a page that draws the
+   session plan, the instructor notes of the whole book. A changed fingerprint
+   changes the notebook's hash, so jupyter-cache misses and the page re-executes;
+   ``env-get-outdated`` makes Sphinx re-read such a page even though its own
+   file did not change. Pages whose dependencies did not change keep their cache.
+2. **Alt text is required.** Every image must carry alt text a screen-reader user
+   can act on. myst-nb falls back to the image's file path, which is not alt text.
+   A missing one is a warning at the page and line, and ``-W`` fails the build.
+3. **Instructor notes.** ``{instructor-note}`` renders a collapsed, visually
+   distinct box with the slide and its minutes. The build warns when the notes'
+   minutes and the budget in ``_config.yml`` disagree by more than the stated slack.
+4. **Static files.** The book's CSS (instructor notes, accessibility fixes to the
+   theme) ships with this extension.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from rec11.book import notes as notes_mod
+from rec11.cache import code_hash, imported_modules
+
+logger = logging.getLogger(__name__)
+
+_CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
+_USES_NOTES = re.compile(r"\bnotes\.collect\(|\bcollect_notes\(")
+_IMAGE_FILE = re.compile(r"(^|/)[^/\s]+\.(png|svg|jpe?g|gif)$", re.I)
+MIN_ALT = 15  # characters; "figure" or "plot of x" tells a blind reader nothing
+
+
+# --- 1. fingerprints of what a page's code depends on --------------------------------
+
+
+def page_code(text: str) -> str:
+    """The source of every code cell of a MyST page, as one string."""
+    return "\n".join(match[2] for match in _CODE_CELL.finditer(text))
+
+
+def fingerprint(app: Sphinx, text: str) -> str:
+    """A hash of the package code and book data that the page's code cells read."""
+    code = page_code(text)
+    modules = imported_modules(code)
+    parts = []
+    if modules:
+        parts.append("code:" + code_hash(modules, package_dir(app)))
+    if _USES_NOTES.search(code):
+        plan = [(n.page, n.slide, n.minutes, n.block) for n in notes_mod.collect(Path(app.srcdir))]
+        parts.append("notes:" + hashlib.sha256(repr(plan).encode()).hexdigest()[:16])
+    return " ".join(parts)
+
+
+def package_dir(app: Sphinx) -> Path | None:
+    """The package sources: ``src/rec11`` beside the book, else the installed copy."""
+    local = Path(app.srcdir) / app.config.rec11_package_src
+    return local if local.is_dir() else None
+
+
+def inject_fingerprint(app: Sphinx, docname: str, source: list[str]) -> None:
+    if not str(app.env.doc2path(docname)).endswith(".md") or "{code-cell}" not in source[0]:
+        return
+    try:
+        stamp = fingerprint(app, source[0])
+    except ValueError as err:  # a malformed instructor note: the message names the file
+        logger.warning(str(err), location=docname, type="rec11", subtype="notes")
+        return
+    app.env.rec11_fingerprints[docname] = stamp
+    if stamp:
+        # A comment-only cell: costs nothing to run, but changes the notebook hash.
+        source[0] += (
+            "\n\n```{code-cell} ipython3\n:tags: [remove-cell]\n\n"
+            f"# dependency fingerprint (added by rec11.book.sphinxext): {stamp}\n```\n"
+        )
+
+
+def outdated_by_dependencies(app, env, added, changed, removed) -> list[str]:
+    """Pages whose own file is unchanged but whose dependencies changed."""
+    stale = []
+    for docname, old in env.rec11_fingerprints.items():
+        if docname in changed or docname in removed or not old:
+            continue
+        path = Path(env.doc2path(docname))
+        try:
+            now = fingerprint(app, path.read_text()) if path.is_file() else old
+        except ValueError:  # a malformed note; the re-read reports it with its line
+            now = None
+        if now != old:
+            stale.append(docname)
+    if stale:
+        logger.info("rec11: re-reading pages whose package code or notes changed: %s", ", ".join(sorted(stale)))
+    return stale
+
+
+def init_env(app: Sphinx) -> None:
+    env = app.env
+    if not hasattr(env, "rec11_fingerprints"):
+        env.rec11_fingerprints = {}
+    if not hasattr(env, "rec11_notes"):
+        env.rec11_notes = {}
+
+
+def purge_doc(app, env, docname) -> None:
+    env.rec11_notes.pop(docname, None)
+    env.rec11_fingerprints.pop(docname, None)
+
+
+def merge_info(app, env, docnames, other) -> None:
+    env.rec11_fingerprints.update(other.rec11_fingerprints)
+    env.rec11_notes.update({d: other.rec11_notes[d] for d in docnames if d in other.rec11_notes})
+
+
+# --- 2. alt text ---------------------------------------------------------------------
+
+
+def bad_alt(node: nodes.image) -> str | None:
+    """Why this image's alt text fails, or None if it is real alt text."""
+    alt = (node.get("alt") or "").strip()
+    if not alt:
+        return "has no alt text"
+    if alt == node.get("uri") or _IMAGE_FILE.search(alt):
+        return f"has only a file name as alt text ({alt!r})"
+    if len(alt) < MIN_ALT:
+        return f"has alt text too short to describe anything ({alt!r})"
+    return None
+
+
+def _line_of(node: nodes.Node) -> int | None:
+    while node is not None:
+        if node.line:
+            return node.line
+        node = node.parent
+    return None
+
+
+def check_alt_text(app: Sphinx, doctree: nodes.document) -> None:
+    docname = app.env.docname
+    for image in doctree.findall(nodes.image):
+        problem = bad_alt(image)
+        if problem:
+            hint = "give its code cell `mystnb: image: alt: ...` metadata" if "cell" in str(image.parent) else ""
+            logger.warning(
+                f"figure {problem}; every figure needs alt text that says what it shows. {hint}".strip(),
+                location=(docname, _line_of(image)),
+                type="rec11",
+                subtype="alt",
+            )
+
+
+# --- 3. instructor notes -------------------------------------------------------------
+
+
+class InstructorNote(SphinxDirective):
+    """A speaker note with its slide, its minutes and its block of the budget."""
+
+    has_content = True
+    option_spec = {"slide": directives.unchanged_required, "minutes": directives.unchanged_required,
+                   "block": directives.unchanged_required}
+
+    def run(self):
+        where = f"{self.env.doc2path(self.env.docname)}:{self.lineno}"
+        try:
+            slide, minutes, block = notes_mod.validate(self.options, where)
+        except ValueError as err:
+            raise self.error(str(err)) from None
+        self.env.rec11_notes.setdefault(self.env.docname, []).append((slide, minutes, block))
+        box = nodes.admonition(classes=["instructor-note", "dropdown"])
+        minutes_text = f"{minutes:g} min"
+        box += nodes.title(text=f"Instructor notes · {minutes_text} · {slide}")
+        self.state.nested_parse(self.content, self.content_offset, box)
+        self.set_source_info(box)
+        return [box]
+
+
+def check_budget(app: Sphinx, env) -> None:
+    subs = app.config.myst_substitutions
+    try:
+        stated = notes_mod.budget(subs)
+        slack = float(subs["budget_slack"])
+        length = float(subs["session_minutes"])
+    except KeyError as err:
+        logger.warning(f"_config.yml: course facts lack {err}; cannot check the session budget", type="rec11")
+        return
+    found = [notes_mod.Note(s, m, b, d, 0) for d, items in env.rec11_notes.items() for s, m, b in items]
+    if not found:
+        return
+    rows = notes_mod.compare(found, stated)
+    # The blocks against their budgets, and all the notes against the session's length.
+    # (The budget's own sum is shown on the plan page but not checked: the seed's
+    # "~42, ~10, ~26, 5" add up to more than the session, and that is the seed's to fix.)
+    rows["session"] = (rows.pop("total")[0], length)
+    config = Path(app.srcdir) / "_config.yml"
+    text = config.read_text().splitlines() if config.is_file() else []
+    for block, (in_notes, in_budget) in rows.items():
+        if abs(in_notes - in_budget) > slack:
+            key = "session_minutes" if block == "session" else f"budget_{block}"
+            line = next((i + 1 for i, ln in enumerate(text) if ln.strip().startswith(f"{key}:")), 0)
+            logger.warning(
+                f"{config}:{line}: session budget: the instructor notes give {in_notes:g} min for "
+                f"{block!r}, but {key} is {in_budget:g} (allowed difference: budget_slack = {slack:g})",
+                type="rec11",
+                subtype="budget",
+            )
+
+
+# --- set-up --------------------------------------------------------------------------
+
+
+def add_static(app: Sphinx, config) -> None:
+    app.config.html_static_path.append(str(Path(__file__).parent / "static"))
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_config_value("rec11_package_src", "src/rec11", "env")
+    app.add_directive("instructor-note", InstructorNote)
+    app.connect("config-inited", add_static)
+    app.connect("builder-inited", init_env)
+    app.connect("env-get-outdated", outdated_by_dependencies)
+    app.connect("env-purge-doc", purge_doc)
+    app.connect("env-merge-info", merge_info)
+    app.connect("source-read", inject_fingerprint)
+    app.connect("doctree-read", check_alt_text)
+    app.connect("env-check-consistency", check_budget)
+    app.add_css_file("rec11.css")
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -1,0 +1,109 @@
+"""Broken inputs fail the build, and the message names the file (and the line)."""
+
+import pytest
+
+pytestmark = pytest.mark.build
+
+GOOD_CELL = """
+```{code-cell} ipython3
+print("fine")
+```
+"""
+
+
+def failed_with(result, *needles):
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    for needle in needles:
+        assert needle in output, f"{needle!r} not in build output:\n{output[-3000:]}"
+
+
+def test_a_cell_that_raises_names_the_page_and_line(mini_book):
+    page = mini_book.page("broken", """
+        # Broken
+
+        ```{code-cell} ipython3
+        x = 1
+        y = x / 0
+        ```
+        """)
+    mini_book.toc("broken")
+    line = page.read_text().splitlines().index("y = x / 0") + 1
+    failed_with(mini_book.build(), f"broken.md:{line}: a code cell raised ZeroDivisionError")
+
+
+def test_a_dangling_reference_names_the_page_and_line(mini_book):
+    page = mini_book.page("index", "# Home\n\nSee {ref}`no-such-label`.\n" + GOOD_CELL)
+    mini_book.toc("index")
+    line = page.read_text().splitlines().index("See {ref}`no-such-label`.") + 1
+    failed_with(mini_book.build(), f"index.md:{line}", "no-such-label")
+
+
+def test_a_toc_entry_that_points_nowhere_names_the_entry(mini_book):
+    mini_book.page("index", "# Home\n" + GOOD_CELL)
+    mini_book.toc("index", "missing-page")
+    failed_with(mini_book.build(), "book/missing-page")
+
+
+FIGURE_CELL = """
+# Figures
+
+```{{code-cell}} ipython3
+---
+mystnb:
+  figure:
+    name: a-line
+    caption: A line.
+{image}---
+from rec11.style import setup_page
+setup_page()
+import matplotlib.pyplot as plt
+plt.plot([0, 1], [0, 1])
+plt.show()
+```
+"""
+
+
+def test_a_figure_without_alt_text_names_the_page_and_line(mini_book):
+    page = mini_book.page("figs", FIGURE_CELL.format(image=""))
+    mini_book.toc("figs")
+    failed_with(mini_book.build(), "figs.md:", "no alt text")
+    assert page.is_file()
+
+
+def test_a_figure_whose_alt_text_is_a_file_name_fails(mini_book):
+    mini_book.page("figs", FIGURE_CELL.format(image="  image:\n    alt: a-line.png\n"))
+    mini_book.toc("figs")
+    failed_with(mini_book.build(), "figs.md:", "only a file name")
+
+
+def test_a_figure_with_alt_text_builds_and_is_exported(mini_book):
+    alt = "A straight line rising from the bottom left to the top right."
+    mini_book.page("figs", FIGURE_CELL.format(image=f"  image:\n    alt: {alt}\n"))
+    mini_book.toc("figs")
+    result = mini_book.build()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    html = (mini_book.path / "_build" / "html" / "book" / "figs.html").read_text()
+    assert f'alt="{alt}"' in html
+    assert (mini_book.path / "figures" / "a-line.png").stat().st_size > 1000
+    assert (mini_book.path / "figures" / "a-line.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_an_unnamed_figure_cannot_be_exported(mini_book):
+    page = mini_book.page("figs", """
+        # Figures
+
+        ```{code-cell} ipython3
+        ---
+        mystnb:
+          image:
+            alt: A straight line rising from the bottom left to the top right.
+        ---
+        import matplotlib.pyplot as plt
+        plt.plot([0, 1], [0, 1])
+        plt.show()
+        ```
+        """)
+    mini_book.toc("figs")
+    line = page.read_text().splitlines().index("import matplotlib.pyplot as plt") + 1
+    failed_with(mini_book.build(), f"figs.md:{line}: this code cell draws a figure without `mystnb: figure: name:`")
