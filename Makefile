@@ -23,7 +23,11 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 build: $(VENV)/.installed
 	$(PY) -m rec11.book.build
 
-test: $(VENV)/.installed
+node_modules/.installed: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+test: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest
 
 # Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT).

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rec11.attention import attention
+from rec11 import attention as attn  # the module, so rec11.cache can trace the import
 
 DIAG_SEED = 1234  # the fixed batch for diagnostics
 EVAL_SEED = 4321  # the fixed held-out batch for final loss and accuracy
@@ -64,7 +64,7 @@ class RecallModel(nn.Module):
         self.W_k = nn.Linear(cfg.d, cfg.d_k, bias=False)
         self.W_v = nn.Linear(cfg.d, cfg.d, bias=False)
         self.readout = nn.Linear(cfg.d, cfg.n_values)
-        # attention() divides by √d_k when scale is None; 1.0 is the deleted √d_k
+        # attn.attention divides by √d_k when scale is None; 1.0 is the deleted √d_k
         self.scale = None if cfg.scaled else 1.0
 
     def forward(self, keys, values, query):
@@ -72,7 +72,7 @@ class RecallModel(nn.Module):
         x = self.key_emb(keys) + self.value_emb(values)  # (N, T, d): one position per pair
         q = self.W_q(self.key_emb(query)).unsqueeze(1)  # (N, 1, d_k): one query per sequence
         k, v = self.W_k(x), self.W_v(x)  # (N, T, d_k), (N, T, d)
-        out, A = attention(q, k, v, scale=self.scale)  # (N, 1, d), (N, 1, T)
+        out, A = attn.attention(q, k, v, scale=self.scale)  # (N, 1, d), (N, 1, T)
         return self.readout(out.squeeze(1)), A  # (N, n_values)
 
 
