@@ -39,6 +39,7 @@ class DiffusionConfig:
     h: int = 128  # hidden width of the denoiser
     n_layers: int = 3  # hidden layers of the denoiser
     lr: float = 1e-3
+    cosine: bool = False  # decay the learning rate to 0 along a half cosine
     steps: int = 4000
     batch_size: int = 256
     # sample quality swings a lot from step to step of plain Adam; an exponential
@@ -145,6 +146,7 @@ def train_diffusion(model: Denoiser, X: torch.Tensor) -> dict:
     with torch.random.fork_rng():  # leave the caller's random stream as it was
         torch.manual_seed(cfg.seed)
         opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.steps) if cfg.cosine else None
         ema = copy.deepcopy(model).requires_grad_(False)
         losses = []
         start = time.perf_counter()
@@ -160,6 +162,8 @@ def train_diffusion(model: Denoiser, X: torch.Tensor) -> dict:
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
+            if sched is not None:
+                sched.step()
             with torch.no_grad():
                 for p_ema, p in zip(ema.parameters(), model.parameters()):
                     p_ema.lerp_(p, 1 - cfg.ema_decay)

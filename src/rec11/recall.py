@@ -6,8 +6,10 @@ solves it: the query must put its weight on the pair whose key matches, and read
 that pair's value. Each pair sits at one position (key embedding + value embedding),
 so no position codes are needed: the pairs form a set, and attention ignores order.
 
-Besides the training curves, ``train`` measures at initialisation, on a fixed batch,
-what the missing 1/√d_k does to the softmax and to the gradients on either side of it.
+Besides the training curves, ``train`` measures on a fixed batch, at initialisation
+and then along training, what the missing 1/√d_k does to the softmax and to the
+gradients on either side of it. ``grid`` runs the four settings at several learning
+rates, because whether the unscaled d_k = 512 model fails depends on the learning rate.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rec11 import attention as attn  # the module, so rec11.cache can trace the import
+from rec11 import attention as attn, cache  # modules, so that rec11.cache can trace them
 
 DIAG_SEED = 1234  # the fixed batch for diagnostics
 EVAL_SEED = 4321  # the fixed held-out batch for final loss and accuracy
@@ -53,7 +55,10 @@ def make_batch(cfg: RecallConfig, N: int, generator: torch.Generator):
 
 
 class RecallModel(nn.Module):
-    """Embeddings, one attention layer (scaled or not), a linear readout. Default init."""
+    """Embeddings, one attention layer (scaled or not), a linear readout.
+
+    PyTorch's default initialisation throughout: what a student's model starts from.
+    """
 
     def __init__(self, cfg: RecallConfig):
         super().__init__()
@@ -77,6 +82,7 @@ class RecallModel(nn.Module):
 
 
 def make_model(cfg: RecallConfig) -> RecallModel:
+    """The model, initialised from cfg.seed: same seed and d_k, same weights, scaled or not."""
     torch.manual_seed(cfg.seed)
     return RecallModel(cfg)
 
@@ -175,9 +181,7 @@ def train(model: RecallModel, cfg: RecallConfig) -> dict:
 
 def run(cfg: RecallConfig) -> tuple[RecallModel, dict]:
     """Train once and cache on disk (rec11.cache); later calls load the result."""
-    from rec11.cache import load_or_train
-
-    return load_or_train("recall", cfg, lambda: make_model(cfg), lambda m: train(m, cfg))
+    return cache.load_or_train("recall", cfg, lambda: make_model(cfg), lambda m: train(m, cfg))
 
 
 SETTINGS = [(8, True), (8, False), (512, True), (512, False)]  # (d_k, scaled)

@@ -25,6 +25,15 @@ from rec11.recall import (
 TINY = RecallConfig(steps=6, log_every=3, n_eval=64)
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    # tiny matmuls: a second thread only adds synchronisation, badly so on a busy machine
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture
 def deterministic():
     before = torch.are_deterministic_algorithms_enabled()
@@ -156,7 +165,8 @@ def test_small_dk_unscaled_does_not_saturate():
 def test_the_task_is_learnable_in_a_few_steps():
     cfg = RecallConfig(d_k=8, steps=60, log_every=20, n_eval=256)
     info = train(make_model(cfg), cfg)
-    assert info["final_acc"] > 0.5 > 8 * info["chance_acc"] - 0.5  # chance is 1/16
+    assert info["chance_acc"] == 1 / 16
+    assert info["final_acc"] > 0.5
     assert info["final"]["attn_on_answer"] > 0.5 > info["init"]["attn_on_answer"]
 
 
