@@ -54,7 +54,10 @@ def _module_file(name: str, package_dir: Path | None) -> Path | None:
             if candidate.is_file():
                 return candidate
         return None
-    spec = importlib.util.find_spec(name)
+    try:
+        spec = importlib.util.find_spec(name)
+    except ModuleNotFoundError:  # "rec11.x.name" where rec11.x is a module, name an attribute
+        return None
     return Path(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
 
 

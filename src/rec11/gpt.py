@@ -18,7 +18,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from rec11.attention import AttentionConfig, MultiHeadAttention, causal_mask, split_heads
+# "from rec11 import attention", not "from rec11.attention import ...": the model cache's
+# import scanner would take the imported names for modules.
+from rec11 import attention
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class Block(nn.Module):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.ln_1 = nn.LayerNorm(cfg.d, bias=cfg.bias)
-        self.attn = MultiHeadAttention(AttentionConfig(d=cfg.d, H=cfg.n_head, bias=cfg.bias))
+        self.attn = attention.MultiHeadAttention(attention.AttentionConfig(d=cfg.d, H=cfg.n_head, bias=cfg.bias))
         self.ln_2 = nn.LayerNorm(cfg.d, bias=cfg.bias)
         self.mlp = MLP(cfg)
         self.drop = nn.Dropout(cfg.dropout)
@@ -77,7 +79,7 @@ class Block(nn.Module):
         d, H = self.attn.cfg.d, self.attn.cfg.H
         W_v = self.attn.qkv.weight[2 * d :]  # (d, d): the V third of the fused [W_q; W_k; W_v]
         b_v = self.attn.qkv.bias[2 * d :] if self.attn.qkv.bias is not None else None
-        v = split_heads(F.linear(self.ln_1(x), W_v, b_v), H)  # (N, H, T, d/H)
+        v = attention.split_heads(F.linear(self.ln_1(x), W_v, b_v), H)  # (N, H, T, d/H)
         # The output projection acts on the concatenated heads, so head h meets only
         # its own d/H columns of W_o.
         W_o = self.attn.proj.weight.view(d, H, d // H).permute(1, 2, 0)  # (H, d/H, d)
@@ -103,7 +105,7 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.d, bias=cfg.bias)
         self.head = nn.Linear(cfg.d, cfg.vocab_size, bias=False)
         self.head.weight = self.wte.weight  # tied: the same vector reads a token in and writes it out
-        self.register_buffer("mask", causal_mask(cfg.block_size), persistent=False)
+        self.register_buffer("mask", attention.causal_mask(cfg.block_size), persistent=False)
         self.apply(self._init)
 
     @staticmethod

@@ -17,16 +17,15 @@ from dataclasses import dataclass, field
 import torch
 from torch.nn import functional as F
 
-from rec11 import grammar
-from rec11.cache import load_or_train
-from rec11.gpt import GPT, GPTConfig
-from rec11.grammar import GrammarConfig
+# Modules, not names ("from rec11.gpt import GPT"): the model cache's import scanner
+# would take the imported names for modules.
+from rec11 import cache, gpt, grammar
 
 
 @dataclass(frozen=True)
 class LMConfig:
-    gpt: GPTConfig = field(default_factory=lambda: GPTConfig(vocab_size=len(grammar.VOCAB)))
-    grammar: GrammarConfig = GrammarConfig()
+    model: gpt.GPTConfig = field(default_factory=lambda: gpt.GPTConfig(vocab_size=len(grammar.VOCAB)))
+    language: grammar.GrammarConfig = grammar.GrammarConfig()  # the grammar's probabilities
     steps: int = 2000
     batch_size: int = 128  # sentences per step, each freshly drawn from the grammar
     lr: float = 3e-3
@@ -53,7 +52,7 @@ def heldout_nats_per_token(model, ids) -> float:
 
 
 @torch.no_grad()
-def exact_nats_per_token(model, cfg: GrammarConfig = GrammarConfig()) -> float:
+def exact_nats_per_token(model, cfg: grammar.GrammarConfig = grammar.GrammarConfig()) -> float:
     """The model's cross-entropy against the true distribution, over every sentence at once.
 
     Σ_s P(s) · (−log q(s)), divided by the mean tokens per sentence: no sampling noise,
@@ -68,7 +67,7 @@ def train(model, cfg: LMConfig) -> dict:
     """AdamW on fresh grammar sentences every step; returns the losses and the held-out numbers."""
     torch.use_deterministic_algorithms(True)
     data = torch.Generator().manual_seed(cfg.seed)
-    heldout = grammar.sample_ids(cfg.n_heldout, torch.Generator().manual_seed(cfg.seed + 1), cfg.grammar)
+    heldout = grammar.sample_ids(cfg.n_heldout, torch.Generator().manual_seed(cfg.seed + 1), cfg.language)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.99), weight_decay=cfg.weight_decay)
 
     def lr_at(step):  # linear warm-up, then cosine decay to zero
@@ -81,7 +80,7 @@ def train(model, cfg: LMConfig) -> dict:
     model.train()
     losses, start = [], time.perf_counter()
     for step in range(cfg.steps):
-        loss = lm_loss(model, grammar.sample_ids(cfg.batch_size, data, cfg.grammar))
+        loss = lm_loss(model, grammar.sample_ids(cfg.batch_size, data, cfg.language))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -90,9 +89,9 @@ def train(model, cfg: LMConfig) -> dict:
     seconds = time.perf_counter() - start
     model.eval()
     every = max(1, cfg.steps // 100)
-    H = grammar.entropy(cfg.grammar)
+    H = grammar.entropy(cfg.language)
     held = heldout_nats_per_token(model, heldout)
-    exact = exact_nats_per_token(model, cfg.grammar)
+    exact = exact_nats_per_token(model, cfg.language)
     return {
         "seconds": seconds,
         "threads": torch.get_num_threads(),
@@ -107,16 +106,16 @@ def train(model, cfg: LMConfig) -> dict:
     }
 
 
-def make(cfg: LMConfig) -> GPT:
+def make(cfg: LMConfig) -> gpt.GPT:
     """A freshly initialised GPT, seeded without disturbing the caller's random state."""
     with torch.random.fork_rng():
         torch.manual_seed(cfg.seed)
-        return GPT(cfg.gpt)
+        return gpt.GPT(cfg.model)
 
 
-def load(cfg: LMConfig = LMConfig()) -> tuple[GPT, dict]:
+def load(cfg: LMConfig = LMConfig()) -> tuple[gpt.GPT, dict]:
     """The trained model and its training info, from the disk cache or trained now."""
-    return load_or_train("grammar-gpt", cfg, lambda: make(cfg), lambda model: train(model, cfg))
+    return cache.load_or_train("grammar-gpt", cfg, lambda: make(cfg), lambda model: train(model, cfg))
 
 
 @torch.no_grad()
@@ -178,7 +177,7 @@ def texts(idx) -> list[str | None]:
     return out
 
 
-def fraction_grammatical(idx, cfg: GrammarConfig = GrammarConfig()) -> float:
+def fraction_grammatical(idx, cfg: grammar.GrammarConfig = grammar.GrammarConfig()) -> float:
     """Share of rows that ended and are a complete sentence of the grammar."""
     return sum(t is not None and grammar.is_grammatical(t, cfg) for t in texts(idx)) / len(idx)
 

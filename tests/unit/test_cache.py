@@ -60,3 +60,8 @@ def test_load_or_train_trains_once_and_restores_the_same_weights(tmp_path, monke
 
 def test_book_root_is_found_from_a_page_folder(root):
     assert cache.book_root(root / "book") == root
+
+
+def test_an_imported_attribute_is_not_mistaken_for_a_module():
+    # "from rec11.attention import attention" names a function; the installed package is searched
+    assert set(cache.module_closure(["rec11.attention", "rec11.attention.attention"])) == {"rec11.attention"}
