@@ -1,0 +1,260 @@
+"""Benchmark the book's build and its live cells; write the results to BENCHMARKS.md.
+
+    python -m rec11.book.bench            # everything (about 10 minutes on 2 cores)
+    python -m rec11.book.bench --quick    # skip the cold build: reuse the caches in the clone
+
+Each measurement works on a fresh ``git clone`` of the committed HEAD in a temporary
+folder, with the same virtual environment (dependencies installed) but empty caches:
+
+* cold build: empty execution and model caches, the whole book;
+* no-op rebuild: nothing changed;
+* prose-edit rebuild: one sentence changed; cells executed must be 0;
+* code-edit rebuild: one plotting cell changed; only its page re-executes, no model trains;
+* package-edit rebuild: one model module changed; exactly the pages that import it re-execute;
+* every cell on one core (``taskset -c 0``, one torch thread) with the cached models: wall
+  time and the kernel's peak memory, the Binder-like budget;
+* page weight: bytes a reader's browser fetches for each page before live code starts.
+
+Timings are reported, never asserted: these machines are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from rec11.book import notes
+from rec11.book.build import execution_summary
+from rec11.book.sphinxext import page_code
+from rec11.cache import imported_modules, module_closure
+
+ROOT = Path(__file__).resolve().parents[3]
+BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536, "page_mb": 1.0}
+EXEC_TIME = re.compile(r"^(?P<page>\S+?)\.md: Executed notebook in (?P<s>[\d.]+) seconds", re.M)
+
+
+def run_build(book: Path, env: dict) -> dict:
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "rec11.book.build", "--book", str(book)],
+                            capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(f"bench: the build failed:\n{(result.stdout + result.stderr)[-4000:]}")
+    pages = {Path(p).relative_to(book).as_posix(): float(s)
+             for p, s in ((m["page"], m["s"]) for m in EXEC_TIME.finditer(result.stdout))}
+    executed = [Path(p).relative_to(book).as_posix() for p in execution_summary(result.stdout)["executed"]]
+    return {"seconds": seconds, "executed": sorted(executed), "page_seconds": pages}
+
+
+def code_cells(book: Path, page: str) -> int:
+    return len(re.findall(r"^```\{code-cell\}", (book / f"{page}.md").read_text(), re.M))
+
+
+def pages_importing(book: Path, module: str) -> set[str]:
+    """Pages whose code imports ``module``, directly or through other package modules."""
+    found = set()
+    for page in notes.toc_pages(book):
+        modules = imported_modules(page_code((book / f"{page}.md").read_text()))
+        if module in module_closure(modules, book / "src" / "rec11"):
+            found.add(page)
+    return found
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    if old not in text:
+        sys.exit(f"bench: cannot find {old!r} in {path}")
+    path.write_text(text.replace(old, new, 1))
+
+
+def one_core_cells(book: Path, page: str, env: dict) -> list[dict]:
+    """Run one page's cells in a fresh kernel pinned to core 0; time and RSS per cell."""
+    script = f"""
+import json, sys, time, threading, psutil, nbformat
+from nbclient import NotebookClient
+from myst_nb.core.read import read_myst_markdown_notebook
+nb = read_myst_markdown_notebook(open({str(book / f'{page}.md')!r}).read())
+client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={{"metadata": {{"path": {str((book / page).parent)!r}}}}})
+rows, peak, current = [], [0], [None]
+def watch():
+    while True:
+        pid = current[0]
+        if pid:
+            try:
+                proc = psutil.Process(pid)
+                peak[0] = max(peak[0], proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(True)))
+            except psutil.Error:
+                pass
+        time.sleep(0.05)
+threading.Thread(target=watch, daemon=True).start()
+with client.setup_kernel():
+    current[0] = client.km.provisioner.process.pid
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        start = time.perf_counter()
+        client.execute_cell(cell, index)
+        rows.append({{"cell": index, "seconds": time.perf_counter() - start, "peak_mb": peak[0] / 2**20,
+                     "first_line": cell.source.strip().splitlines()[0][:60] if cell.source.strip() else ""}})
+print(json.dumps(rows))
+"""
+    taskset = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    result = subprocess.run([*taskset, sys.executable, "-c", script], capture_output=True, text=True,
+                            env={**env, "REC11_THREADS": "1"}, cwd=(book / page).parent)
+    if result.returncode != 0:
+        sys.exit(f"bench: running {page} on one core failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def page_weight(html_root: Path, page: str) -> int:
+    """Bytes of the page and every file it references before live code (uncompressed)."""
+    html_path = html_root / f"{page}.html"
+    html = html_path.read_text()
+    total, seen = html_path.stat().st_size, set()
+    for ref in re.findall(r'(?:<script[^>]+src|<link[^>]+href|<img[^>]+src)="([^"#?]+)', html):
+        target = (html_path.parent / ref).resolve()
+        if ref.startswith(("http:", "https:", "//")) or target in seen or not target.is_file():
+            continue
+        if target.suffix in {".html", ".txt"}:
+            continue  # navigation links, not loaded
+        seen.add(target)
+        total += target.stat().st_size
+        if target.suffix == ".css":  # fonts and images the stylesheet pulls in
+            for url in re.findall(r"url\(['\"]?([^'\")?#]+)", target.read_text(errors="ignore")):
+                asset = (target.parent / url).resolve()
+                if asset.is_file() and asset not in seen and asset.suffix in {".woff2", ".png", ".svg"}:
+                    seen.add(asset)
+                    total += asset.stat().st_size
+    return total
+
+
+def machine() -> str:
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else "?"
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB, Python {platform.python_version()}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark the book; write BENCHMARKS.md.")
+    parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary clone")
+    args = parser.parse_args(argv)
+
+    work = Path(tempfile.mkdtemp(prefix="rec11-bench-"))
+    clone = work / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True,
+                            text=True).stdout.strip()
+    # The clone's own package is what the kernels import, and its own empty model cache.
+    env = {**os.environ, "PYTHONPATH": str(clone / "src"), "REC11_CACHE_DIR": str(work / "models")}
+    models = work / "models"
+    rows = {}
+
+    print("bench: cold build ...", flush=True)
+    rows["cold"] = run_build(clone, env)
+    print("bench: no-op rebuild ...", flush=True)
+    rows["noop"] = run_build(clone, env)
+
+    edit(clone / "book/attention.md", "Attention is the part everything else", "Attention is the one part everything else")
+    print("bench: prose-edit rebuild ...", flush=True)
+    rows["prose"] = run_build(clone, env)
+
+    trained_before = sorted(models.glob("*.pt"))
+    edit(clone / "book/multi-head.md", 'ax1.set(xlabel="training step", ylabel="accuracy", ylim=(0, 1.05))',
+         'ax1.set(xlabel="training step", ylabel="accuracy", ylim=(0, 1.06))')
+    print("bench: code-edit rebuild ...", flush=True)
+    rows["code"] = run_build(clone, env)
+    rows["code"]["models_trained"] = len(set(models.glob("*.pt")) - set(trained_before))
+
+    with (clone / "src/rec11/recall.py").open("a") as f:
+        f.write("\n# benchmark: a package edit\n")
+    expected = pages_importing(clone, "rec11.recall")
+    print("bench: package-edit rebuild ...", flush=True)
+    rows["package"] = run_build(clone, env)
+    rows["package"]["expected"] = sorted(expected)
+
+    print("bench: every cell on one core ...", flush=True)
+    cells = {page: one_core_cells(clone, page, env) for page in notes.toc_pages(clone)
+             if code_cells(clone, page)}
+    weights = {page: page_weight(clone / "_build" / "html", page) for page in notes.toc_pages(clone)}
+
+    report = render(rows, cells, weights, clone, commit)
+    args.out.write_text(report)
+    print(report)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def render(rows, cells, weights, clone, commit) -> str:
+    cold = rows["cold"]["seconds"]
+    verdict = lambda ok: "meets" if ok else "**misses**"  # noqa: E731
+    slowest = max((c for page in cells.values() for c in page), key=lambda c: c["seconds"])
+    peak = max(c["peak_mb"] for page in cells.values() for c in page)
+    heaviest = max(weights.values()) / 2**20
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Written by `python -m rec11.book.bench` on {dt.date.today().isoformat()}, commit `{commit}`,",
+        f"on {machine()}. Timings vary from run to run on shared machines: read them as sizes, not limits.",
+        "",
+        "## Builds",
+        "",
+        "| build | time (s) | pages executed | budget |",
+        "|---|---:|---|---|",
+        f"| cold (empty caches) | {cold:.0f} | {len(rows['cold']['executed'])} (all) | ≤ {BUDGET['cold_s']} s: {verdict(cold <= BUDGET['cold_s'])} |",
+        f"| no-op | {rows['noop']['seconds']:.0f} | {len(rows['noop']['executed'])} | |",
+        f"| prose edit | {rows['prose']['seconds']:.0f} ({rows['prose']['seconds'] / cold:.1%} of cold) | "
+        f"{len(rows['prose']['executed'])} | 0 cells, ≤ 5 %: "
+        f"{verdict(not rows['prose']['executed'] and rows['prose']['seconds'] <= BUDGET['prose_fraction'] * cold)} |",
+        f"| code edit (a plotting cell of `book/multi-head.md`) | {rows['code']['seconds']:.0f} | "
+        f"{', '.join(rows['code']['executed']) or 'none'}; models trained: {rows['code']['models_trained']} | "
+        f"that page only, no training: {verdict(rows['code']['executed'] == ['book/multi-head'] and not rows['code']['models_trained'])} |",
+        f"| package edit (`src/rec11/recall.py`) | {rows['package']['seconds']:.0f} | "
+        f"{', '.join(rows['package']['executed'])} | exactly {', '.join(rows['package']['expected'])}: "
+        f"{verdict(rows['package']['executed'] == rows['package']['expected'])} |",
+        "",
+        "## Pages",
+        "",
+        "Cold execution time comes from the cold build (2 cores, training included). The cell columns",
+        "re-run every cell in a fresh kernel pinned to one core (`taskset -c 0`, one torch thread) with",
+        "the models already cached: what a student's Binder kernel does. Peak memory is the kernel's",
+        "resident set. Weight is what the browser fetches before Live Code (uncompressed).",
+        "",
+        "| page | cold execution (s) | code cells | slowest cell, one core (s) | all cells, one core (s) | peak memory (MB) | weight (KB) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for page in notes.toc_pages(clone):
+        page_cells = cells.get(page, [])
+        worst = max((c["seconds"] for c in page_cells), default=0)
+        lines.append(
+            f"| {page} | {rows['cold']['page_seconds'].get(page, 0):.1f} | {code_cells(clone, page)} | {worst:.2f} | "
+            f"{sum(c['seconds'] for c in page_cells):.1f} | {max((c['peak_mb'] for c in page_cells), default=0):.0f} | "
+            f"{weights[page] / 1024:.0f} |")
+    lines += [
+        "",
+        "## Budgets",
+        "",
+        f"- Slowest live cell on one core: {slowest['seconds']:.2f} s (`{slowest['first_line']}`); "
+        f"≤ {BUDGET['cell_s']} s: {verdict(slowest['seconds'] <= BUDGET['cell_s'])}.",
+        f"- Peak kernel memory: {peak:.0f} MB; ≤ {BUDGET['cell_mb']} MB: {verdict(peak <= BUDGET['cell_mb'])}.",
+        f"- Heaviest page: {heaviest:.2f} MB; ≤ {BUDGET['page_mb']} MB: {verdict(heaviest <= BUDGET['page_mb'])}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
