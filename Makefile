@@ -20,19 +20,22 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-build: $(VENV)/.installed
+# The build copies Thebe and MathJax from node_modules into the site (exact versions
+# in package-lock.json), so both commands install the npm packages first.
+build: $(VENV)/.installed node_modules/.installed
 	$(PY) -m rec11.book.build
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
 
+# Includes tests/browser (Chromium at /usr/bin/chromium; .ci/run installs it).
 test: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest
 
 # Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT).
 # Executed cells come from the same cache as `make build`.
-preview: $(VENV)/.installed
+preview: $(VENV)/.installed node_modules/.installed
 	$(VENV)/bin/jupyter-book config sphinx . > /dev/null
 	$(VENV)/bin/sphinx-autobuild . _build/html --port $(PREVIEW_PORT) -D nb_execution_cache_path=_build/.jupyter_cache \
 	  --watch src/rec11 --ignore "_build/*" --ignore ".cache/*" --ignore "figures/*" --ignore ".venv/*" ; \

@@ -21,9 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-# "from rec11 import cache", not "from rec11.cache import load_or_train": the cache's
-# import scanner resolves the latter's name as a module and fails (reported upstream)
-from rec11 import cache, data
+from rec11 import cache, data  # modules, so that rec11.cache can trace them
 
 
 @dataclass(frozen=True)
@@ -39,10 +37,10 @@ class DiffusionConfig:
     h: int = 128  # hidden width of the denoiser
     n_layers: int = 3  # hidden layers of the denoiser
     lr: float = 2e-3  # decays to 0 along a half cosine, so the weights settle at the end
+    # the target eps is pure noise, so each step's gradient is mostly noise too and the
+    # model needs many steps: 3,000 steps left visibly more stray points than 6,000
     steps: int = 6000
-    # the target eps is pure noise, so a single step's gradient is mostly noise too:
-    # large batches help more here than in supervised learning
-    batch_size: int = 512
+    batch_size: int = 256
     # sample quality swings a lot from step to step of plain Adam; an exponential
     # moving average of the weights (window ~ 1/(1-decay) = 200 steps) smooths that out
     ema_decay: float = 0.995
@@ -65,8 +63,12 @@ def scaled_beta_schedule(T: int, beta_1: float = 1e-4, beta_T: float = 0.02, T_r
     ᾱ_T ≈ exp(-Σβ), about the same: the last step is still (almost) pure noise.
     This is the rescaling of Nichol & Dhariwal (2021)'s code for the linear schedule.
     For fewer steps the betas are larger and ᾱ_T comes out somewhat smaller still.
+    Below T = T_ref * beta_T (20 steps for Ho's values) the last beta would reach 1,
+    which wipes out x entirely and divides by zero in the sampler, so that is refused.
     """
     scale = T_ref / T
+    if beta_T * scale >= 1:
+        raise ValueError(f"T={T} is too short: the rescaled last beta would be {beta_T * scale:g} >= 1")
     return linear_beta_schedule(T, beta_1 * scale, beta_T * scale)
 
 
@@ -172,19 +174,23 @@ def train_diffusion(model: Denoiser, X: torch.Tensor) -> dict:
             losses.append(loss.item())
         seconds = time.perf_counter() - start
         model.load_state_dict(ema.state_dict())
-    every = 50  # one point per 50 steps: the per-step loss is too noisy to read
-    curve = torch.tensor(losses).view(-1, every).mean(1).tolist() if cfg.steps % every == 0 else losses
+    # one point per 50 steps for the curve: a single step's loss is too noisy to read
+    every = 50 if cfg.steps % 50 == 0 else 1
+    tail = losses[-max(1, cfg.steps // 10):]
     return {
-        "loss": curve,
-        "loss_every": every if cfg.steps % every == 0 else 1,
-        "final_loss": sum(losses[-cfg.steps // 10:]) / len(losses[-cfg.steps // 10:]),
+        "loss": torch.tensor(losses).view(-1, every).mean(1).tolist(),
+        "loss_every": every,
+        "final_loss": sum(tail) / len(tail),  # mean over the last tenth of training
         "seconds": seconds,
         "threads": torch.get_num_threads(),
     }
 
 
 def training_data(cfg: DiffusionConfig) -> torch.Tensor:
-    """(n_train, D): the fixed training set of a config."""
+    """(n_train, D): the fixed training set of a config, drawn with seed cfg.seed.
+
+    Fresh data to judge samples against must come from other seeds.
+    """
     return data.toy_2d(cfg.data, cfg.n_train, cfg.noise, seed=cfg.seed)
 
 
@@ -239,6 +245,11 @@ def ddpm_sample(
 # ---------------------------------------------------------------- judging samples
 
 
+# cdist's fast path expands |a-b|² = |a|² + |b|² - 2a·b, which loses the small
+# distances to cancellation; the exact mode subtracts first
+EXACT = "donot_use_mm_for_euclid_dist"
+
+
 def energy_distance(x, y) -> float:
     """Squared energy distance 2E|X-Y| - E|X-X'| - E|Y-Y'| between samples x (n, D) and y (m, D).
 
@@ -249,8 +260,17 @@ def energy_distance(x, y) -> float:
     For 1-D data it is the square of ``scipy.stats.energy_distance``.
     """
     x, y = x.double(), y.double()
-    d = lambda a, b: torch.cdist(a, b, compute_mode="donot_use_mm_for_euclid_dist").mean()
+    d = lambda a, b: torch.cdist(a, b, compute_mode=EXACT).mean()
     return (2 * d(x, y) - d(x, x) - d(y, y)).item()
+
+
+def nearest_distance(x, ref, chunk: int = 1000):
+    """(n,) distance from each point of x (n, D) to its nearest neighbour in ref (m, D).
+
+    A local check that energy distance is too blunt for: samples that land between
+    the moons are far from every data point, however few of them there are.
+    """
+    return torch.cat([torch.cdist(c, ref, compute_mode=EXACT).min(1).values for c in x.split(chunk)])
 
 
 def gaussian_fit(x, n: int, generator: torch.Generator | None = None):

@@ -51,7 +51,8 @@ class Block(nn.Module):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.ln_1 = nn.LayerNorm(cfg.d, bias=cfg.bias)
-        self.attn = attention.MultiHeadAttention(attention.AttentionConfig(d=cfg.d, H=cfg.n_head, bias=cfg.bias))
+        attn_cfg = attention.AttentionConfig(d=cfg.d, H=cfg.n_head, bias=cfg.bias)
+        self.attn = attention.MultiHeadAttention(attn_cfg)
         self.ln_2 = nn.LayerNorm(cfg.d, bias=cfg.bias)
         self.mlp = MLP(cfg)
         self.drop = nn.Dropout(cfg.dropout)
@@ -104,7 +105,8 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d, bias=cfg.bias)
         self.head = nn.Linear(cfg.d, cfg.vocab_size, bias=False)
-        self.head.weight = self.wte.weight  # tied: the same vector reads a token in and writes it out
+        # tied: one vector per token both reads it in and scores it as the next token
+        self.head.weight = self.wte.weight
         self.register_buffer("mask", attention.causal_mask(cfg.block_size), persistent=False)
         self.apply(self._init)
 

@@ -27,9 +27,9 @@ PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 
 @dataclass(frozen=True)
 class GrammarConfig:
-    p_reduced: float = 0.04  # subject takes a reduced relative: "the horse raced past the barn ..."
-    p_full: float = 0.08  # subject takes a full relative: "the horse that was raced past the barn ..."
-    p_move: float = 0.5  # verb phrase is "raced past the barn" rather than "fell"
+    p_reduced: float = 0.04  # subject has a reduced relative: "the horse raced past the barn"
+    p_full: float = 0.08  # subject has a full relative: "the horse that was raced past the barn"
+    p_move: float = 0.5  # the verb phrase is "raced past the barn" rather than "fell"
     zipf: float = 1.0  # word weights within a class fall off as 1 / rank**zipf
 
 
@@ -209,7 +209,7 @@ def table(cfg: GrammarConfig = GrammarConfig()) -> tuple[torch.Tensor, torch.Ten
     return ids.clone(), p.clone()  # copies, so a caller cannot corrupt the cache
 
 
-def sample_ids(n: int, generator: torch.Generator | None = None, cfg: GrammarConfig = GrammarConfig()) -> torch.Tensor:
+def sample_ids(n: int, generator=None, cfg: GrammarConfig = GrammarConfig()) -> torch.Tensor:
     """n sentences drawn from the grammar, encoded and padded: (n, T_max).
 
     Drawing a whole sentence with its exact probability is the same distribution as
@@ -220,6 +220,6 @@ def sample_ids(n: int, generator: torch.Generator | None = None, cfg: GrammarCon
     return ids[pick]
 
 
-def sample(n: int, generator: torch.Generator | None = None, cfg: GrammarConfig = GrammarConfig()) -> list[str]:
+def sample(n: int, generator=None, cfg: GrammarConfig = GrammarConfig()) -> list[str]:
     """n sentences drawn from the grammar, as text without <s> and </s>."""
     return [" ".join(words_of(decode(r))) for r in sample_ids(n, generator, cfg)]

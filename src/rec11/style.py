@@ -55,8 +55,11 @@ def setup_page(seed: int = 0, threads: int | None = None) -> None:
     """Everything a page needs before its first cell: style, seeds, determinism.
 
     Every page calls this once, so two builds print the same numbers. Torch gets
-    ``threads`` intra-op threads (default: ``$REC11_THREADS``, else 2, the cores
-    of the build machine and roughly what a Binder kernel gets).
+    ``threads`` intra-op threads: default ``$REC11_THREADS``, else 1. The book's models
+    are tiny, so a second thread buys little, and on a busy 2-core machine (the
+    build's Sphinx process, another job, OpenMP threads spin-waiting) two threads
+    ran these models 5 to 10 times slower than one. One thread is also what a
+    student's Binder kernel effectively gets.
     """
     import os
 
@@ -73,4 +76,4 @@ def setup_page(seed: int = 0, threads: int | None = None) -> None:
     np.random.seed(seed)
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(threads or int(os.environ.get("REC11_THREADS", "2")))
+    torch.set_num_threads(threads or int(os.environ.get("REC11_THREADS", "1")))

@@ -17,9 +17,9 @@ that live in [0, 1]: a decoder that explains most of the image as noise. For a l
 decoder this is probabilistic PCA (Tipping & Bishop 1999; Lucas et al. 2019), which
 keeps a latent direction only where the data's variance along it exceeds s² = beta/2.
 On the digits the largest principal variance is about 0.70, so a linear VAE would
-collapse completely from beta ≈ 1.4 on; the nonlinear decoder here holds on a little
-longer. That is where posterior collapse sits, and it moves if the pixel scale or the
-reduction ('mean' instead of 'sum') changes.
+collapse completely (every latent at the prior) from beta ≈ 1.4 on. A nonlinear
+decoder need not follow that exactly, but it is where to expect posterior collapse,
+and it moves if the pixel scale or the reduction ('mean' instead of 'sum') changes.
 """
 
 from __future__ import annotations
@@ -31,11 +31,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-# "from rec11 import cache", not "from rec11.cache import load_or_train": the cache's
-# import scanner resolves the latter's name as a module and fails (reported upstream)
-from rec11 import cache, data
+from rec11 import cache, data  # modules, so that rec11.cache can trace them
 
-# Burda, Grosse & Salakhutdinov (2016), "Importance Weighted Autoencoders", §5.2:
+# Burda, Grosse & Salakhutdinov (2016), "Importance Weighted Autoencoders" (ICLR):
 # latent unit u is *active* if Var_x( E_{q(z|x)}[z_u] ) > 1e-2, i.e. its posterior mean
 # moves with the input. We use their definition and threshold.
 ACTIVE_THRESHOLD = 1e-2

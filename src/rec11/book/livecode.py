@@ -23,6 +23,8 @@ keeps the theme's **Live Code** button but replaces everything behind it:
   Environment variables override the file, for tests and one-off builds:
   ``REC11_LIVE_CODE_SOURCE``, ``REC11_LIVE_CODE_URL``, ``REC11_LIVE_CODE_TOKEN``
   and ``REC11_LIVE_CODE_HUB`` (``1``/``0``).
+* **Light pages.** The theme's ``fontawesome.js`` (540 kB gzipped on every page) is
+  emptied: the theme's CSS draws the same icons from webfonts it loads anyway.
 * **Only our script.** sphinx-thebe's script tags, CSS and per-page
   ``x-thebe-config`` are removed from the pages; ``rec11-thebe.js`` (static)
   defines ``initThebe()``, which the theme's button calls, and reads a per-page
@@ -176,6 +178,15 @@ def _skip(folder: str, names: list[str]) -> set[str]:
     return {n for n in names if n.endswith(".map") or n == "types"}
 
 
+FONTAWESOME_JS = "scripts/fontawesome.js"
+FONTAWESOME_STUB = """\
+/* Emptied by rec11.book.livecode to keep pages light (1.5 MB, 540 kB gzipped, on every
+   page). pydata-sphinx-theme's fontawesome.js only redraws the <i class="fa-..."> icons
+   as inline SVG; the theme's CSS already draws the same icons from the Font Awesome
+   webfonts that every page loads anyway. */
+"""
+
+
 def copy_packages(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -184,6 +195,10 @@ def copy_packages(app: Sphinx, exception) -> None:
         target = static / PACKAGES[name][2]
         shutil.copytree(source, target, ignore=_skip, dirs_exist_ok=True)
     logger.info("rec11: copied %s into _static", ", ".join(f"{n} ({p})" for n, p in app.rec11_npm.items()))
+    fontawesome = static / FONTAWESOME_JS
+    if fontawesome.is_file():
+        fontawesome.write_text(FONTAWESOME_STUB)
+        fontawesome.with_name(fontawesome.name + ".map").unlink(missing_ok=True)
 
 
 # --- the pages -------------------------------------------------------------------------
@@ -214,18 +229,9 @@ def kernel_name(app: Sphinx, docname: str) -> str:
     return spec.get("name") or "python3"
 
 
-def page_config(app: Sphinx, pagename: str, pathto) -> dict:
-    settings = app.config.rec11_live_code
-    book_path = (app.config.html_theme_options.get("path_to_docs") or "").strip("/")
-    notebook = "/".join(p for p in (book_path, f"{pagename}.ipynb") if p)
-    config = {
-        "source": settings["source"],
-        "label": source_label(settings),
-        "thebeVersion": app.rec11_thebe_version,
-        "thebeJs": pathto("_static/thebe/index.js", 1),
-        "thebeCss": pathto("_static/thebe/thebe.css", 1),
-        "kernel": {"kernelName": kernel_name(app, pagename), "path": notebook},
-    }
+def source_config(settings: dict) -> dict:
+    """The kernel-source part of a page's live-code JSON (what rec11-thebe.js reads)."""
+    config = {"source": settings["source"], "label": source_label(settings)}
     if settings["source"] == "binder":
         repo = settings["repository_url"].split("github.com/", 1)[1]
         config["binder"] = {"binderUrl": settings["binderhub_url"], "repo": repo, "ref": settings["ref"],
@@ -233,6 +239,18 @@ def page_config(app: Sphinx, pagename: str, pathto) -> dict:
     else:
         config["server"] = {"url": settings["server_url"], "token": settings["token"], "hub": settings["hub"]}
     return config
+
+
+def page_config(app: Sphinx, pagename: str, pathto) -> dict:
+    book_path = (app.config.html_theme_options.get("path_to_docs") or "").strip("/")
+    notebook = "/".join(p for p in (book_path, f"{pagename}.ipynb") if p)
+    return {
+        **source_config(app.config.rec11_live_code),
+        "thebeVersion": app.rec11_thebe_version,
+        "thebeJs": pathto("_static/thebe/index.js", 1),
+        "thebeCss": pathto("_static/thebe/thebe.css", 1),
+        "kernel": {"kernelName": kernel_name(app, pagename), "path": notebook},
+    }
 
 
 def update_page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
@@ -257,4 +275,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", update_page, priority=900)
     app.connect("build-finished", copy_packages)
     app.add_js_file("rec11-thebe.js", defer="defer")
+    app.add_js_file("rec11-a11y.js", defer="defer")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

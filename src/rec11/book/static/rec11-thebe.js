@@ -47,11 +47,11 @@
     line.className = "rec11-live-status thebe-launch-button";
     line.setAttribute("role", "status");
     line.setAttribute("aria-live", "polite");
-    var title = document.querySelector("main h1, article h1, h1");
-    var next = title && title.nextElementSibling;
-    if (next && next.classList.contains("thebe-launch-button")) next.replaceWith(line);
+    var placeholder = document.querySelector("button.thebe-launch-button");
+    var title = document.querySelector("section h1") || document.querySelector("article h1");
+    if (placeholder) placeholder.replaceWith(line);
     else if (title) title.insertAdjacentElement("afterend", line);
-    else document.body.prepend(line);
+    else (document.querySelector("article") || document.body).prepend(line);
     return line;
   }
 
@@ -175,6 +175,9 @@
         output.className = "cell_output docutils container";
         input.insertAdjacentElement("afterend", output);
       }
+      // Thebe reads the cell's code from the text of the input; the copy button's
+      // tooltip ("Copy to clipboard") is text too, and would become code.
+      input.querySelectorAll("button.copybtn").forEach(function (b) { b.remove(); });
       input.setAttribute("data-executable", "true");
       input.setAttribute("data-language", "python");
       output.setAttribute("data-output", "true");

@@ -1,0 +1,178 @@
+"""Shared by the browser tests and their fixtures (conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+from rec11.book.notes import toc_pages
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")  # Debian's; no Playwright download
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+# Requests that may leave 127.0.0.1. Everything the site needs is served by the site.
+ALLOWED_OFF_SITE: tuple[str, ...] = ()
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def book_dir() -> Path:
+    return Path(os.environ.get("REC11_BROWSER_BOOK") or ROOT).resolve()
+
+
+def pages_with_code(book: Path) -> list[str]:
+    """Toc pages whose source has a code cell that reaches the page."""
+    found = []
+    for page in toc_pages(book):
+        text = (book / f"{page}.md").read_text()
+        cells = re.findall(r"^```{code-cell}[^\n]*\n(.*?)^```", text, re.M | re.S)
+        if any("remove-cell" not in cell.split("\n\n")[0] for cell in cells):
+            found.append(page)
+    return found
+
+
+REPORT: dict[str, dict[str, dict]] = {"live code": {}, "page weight": {}}
+
+
+def site_config(html: Path) -> dict:
+    """The live-code JSON the build wrote into the first page that has it."""
+    for path in sorted(html.rglob("*.html")):
+        match = re.search(r'<script id="rec11-live-code-config" type="application/json">(.*?)</script>',
+                          path.read_text())
+        if match:
+            return json.loads(match[1])
+    raise AssertionError(f"no page in {html} has a live-code configuration")
+
+
+class OffSite:
+    """Blocks every request that leaves 127.0.0.1 (unless allowed) and records it."""
+
+    def __init__(self):
+        self.blocked: list[str] = []
+        self.allowed: list[str] = []
+
+    def websocket(self, ws):
+        """Websockets bypass routing; one that leaves 127.0.0.1 is recorded as blocked."""
+        if urlparse(ws.url).hostname not in LOCAL_HOSTS:
+            self.blocked.append(ws.url)
+
+    def __call__(self, route):
+        url = route.request.url
+        scheme = urlparse(url).scheme
+        host = urlparse(url).hostname
+        if scheme in {"data", "blob"} or host in LOCAL_HOSTS:
+            route.continue_()
+        elif any(url.startswith(prefix) for prefix in ALLOWED_OFF_SITE):
+            self.allowed.append(url)
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort("blockedbyclient")
+
+
+def page_url(site: str, docname: str) -> str:
+    return f"{site}{docname}.html"
+
+
+# Every axe rule runs (best-practice, experimental and deprecated ones too), except the
+# AAA rule below: the book's target is WCAG 2.1 AA. It would fail on the theme's link
+# blue (4.78:1) and on the code-highlighting colours (about 6.8:1), which meet AA
+# (4.5:1) but not AAA (7:1).
+AXE_RULES_OFF = {"color-contrast-enhanced": "WCAG 1.4.6 Contrast (Enhanced) is level AAA"}
+
+
+def run_axe(page) -> list[dict]:
+    """axe-core (pinned in package-lock.json) with every rule on but AXE_RULES_OFF."""
+    assert AXE.is_file(), f"{AXE} is missing: run `npm ci`"
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    return page.evaluate(
+        """async (off) => {
+            const rules = Object.fromEntries(axe.getRules().map(r => [r.ruleId, {enabled: !off.includes(r.ruleId)}]));
+            const result = await axe.run(document, {rules, resultTypes: ['violations']});
+            return result.violations.map(v => ({
+                id: v.id, impact: v.impact, tags: v.tags, help: v.help,
+                nodes: v.nodes.map(n => ({target: n.target, html: n.html.slice(0, 300),
+                                          summary: n.failureSummary}))}));
+        }""",
+        sorted(AXE_RULES_OFF),
+    )
+
+
+def describe(violations: list[dict]) -> str:
+    lines = []
+    for v in violations:
+        lines.append(f"{v['id']} ({v['impact']}): {v['help']}")
+        for node in v["nodes"][:5]:
+            lines.append(f"    {node['target']}: {node['html'][:160]}")
+            lines.append(f"      {node['summary'][:300]}".replace("\n", " "))
+    return "\n".join(lines)
+
+
+# --- live code, as a student starts and uses it ---------------------------------------------
+
+READY_TIMEOUT = 120_000   # ms: kernel start and the page's set-up cells, on a busy 2-core machine
+RUN_TIMEOUT = 240_000     # ms: running a cell may first run every cell above it
+
+CELLS = "article div.cell"
+FIND_CELLS = """() => [...document.querySelectorAll('article div.cell')].map((c, i) => ({
+    i,
+    init: c.classList.contains('tag_thebe-init'),
+    raises: c.classList.contains('tag_raises-exception'),
+    live: !!c.querySelector('.thebe-cell'),
+    hidden: !!c.querySelector('details:not([open]) .thebe-cell'),
+    figure: !!c.querySelector('.cell_output img'),
+}))"""
+
+
+def start_live_code(page) -> dict:
+    """Click rocket -> Live Code; wait for the kernel and the set-up cells; return timings in s."""
+    page.click(".dropdown-launch-buttons > button.dropdown-toggle")
+    page.click(".dropdown-launch-buttons .btn-launch-thebe")
+    return wait_ready(page)
+
+
+def wait_ready(page) -> dict:
+    page.wait_for_function("['ready', 'failed'].includes(window.rec11LiveCode && window.rec11LiveCode.state)",
+                           timeout=READY_TIMEOUT)
+    live = page.evaluate("window.rec11LiveCode")
+    assert live["state"] == "ready", f"live code failed: {live['error']}; status: {status_text(page)}"
+    t = live["timings"]
+    return {"kernel": (t["kernel"] - t["click"]) / 1000, "ready": (t["ready"] - t["click"]) / 1000}
+
+
+def status_text(page) -> str:
+    return page.inner_text(".rec11-live-status")
+
+
+def output_text(page, i: int) -> str:
+    return page.locator(CELLS).nth(i).locator(".cell_output").text_content() or ""
+
+
+def wait_output(page, i: int, text: str) -> float:
+    """Seconds until cell i's output contains `text`."""
+    start = time.perf_counter()
+    page.wait_for_function(
+        "([i, text]) => document.querySelectorAll('article div.cell')[i]"
+        "  .querySelector('.cell_output').innerText.includes(text)",
+        arg=[i, text], timeout=RUN_TIMEOUT)
+    return time.perf_counter() - start
+
+
+def first_editable(cells) -> dict:
+    """The first cell a student would edit: visible if any is, else the first hidden one."""
+    candidates = [c for c in cells if c["live"] and not c["init"] and not c["raises"]]
+    return next((c for c in candidates if not c["hidden"]), candidates[0])
+
+
+def reveal(box, cell: dict) -> None:
+    """Open the "Show code cell" toggle of a cell whose code is hidden, as a student would."""
+    if cell["hidden"]:
+        box.locator("details:not([open]) > summary").first.click()
+
+

@@ -1,0 +1,206 @@
+"""Browser tests: the built site in Debian's Chromium, live code on a local Jupyter server.
+
+The session builds the book once in Jupyter-server mode (the same build as ``make
+build``, with ``REC11_LIVE_CODE_*`` pointing Live Code at a local server), serves
+the HTML from 127.0.0.1 the way GitHub Pages does (gzip for text), and starts a
+``jupyter server`` with a token. Every browser context blocks and records each
+request that leaves 127.0.0.1 unless ``ALLOWED_OFF_SITE`` lists it.
+
+Knobs for working on the tests (none is needed in CI):
+
+* ``REC11_BROWSER_BOOK=DIR``: build this book instead of the repository (for example
+  a scratch copy whose toc lists only the pages that build today);
+* ``REC11_BROWSER_SITE=DIR``: reuse a site built earlier into ``DIR`` (the ``--out``
+  of a Jupyter-server-mode build); the server's port and token are read from it.
+
+Browser tests are never skipped: Chromium or npm files missing is an error, and with
+``CI=true`` any skip in ``tests/browser`` is reported as a failure.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSite, book_dir, site_config
+
+
+# --- what the lead reports: timings and page weights, printed after the run ------------
+
+def pytest_terminal_summary(terminalreporter):
+    for title, rows in REPORT.items():
+        if not rows:
+            continue
+        columns = list(next(iter(rows.values())))
+        terminalreporter.section(title)
+        width = max(len(page) for page in rows)
+        terminalreporter.write_line(f"{'page':<{width}}  " + "  ".join(f"{c:>22}" for c in columns))
+        for page, row in rows.items():
+            terminalreporter.write_line(f"{page:<{width}}  " + "  ".join(f"{row[c]:>22}" for c in columns))
+
+
+# --- CI: a skipped browser test is a failed one ------------------------------------------
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        report.outcome = "failed"
+        report.longrepr = f"browser test skipped in CI, which counts as a failure: {report.longrepr}"
+
+
+# --- the site, its web server and the Jupyter server ---------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> dict:
+    """{html, server_url, token}: the book built with Live Code on a local Jupyter server."""
+    reuse = os.environ.get("REC11_BROWSER_SITE")
+    if reuse:
+        html = Path(reuse) / "_build" / "html"
+        config = site_config(html)
+        assert config["source"] == "jupyter-server", f"{reuse} was built for {config['source']}, not jupyter-server"
+        return {"html": html, "server_url": config["server"]["url"], "token": config["server"]["token"]}
+    book = book_dir()
+    out = tmp_path_factory.mktemp("site")
+    cache = book / "_build" / ".jupyter_cache"
+    if cache.is_dir():  # keyed by content: a reused entry is what a cold run would give
+        shutil.copytree(cache, out / "_build" / ".jupyter_cache")
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "REC11_LIVE_CODE_SOURCE": "jupyter-server",
+           "REC11_LIVE_CODE_URL": f"http://127.0.0.1:{port}/", "REC11_LIVE_CODE_TOKEN": token}
+    result = subprocess.run(
+        [sys.executable, "-m", "rec11.book.build", "--book", str(book), "--out", str(out),
+         "--figures", str(out / "figures")],
+        capture_output=True, text=True, timeout=2400, env=env,
+    )
+    assert result.returncode == 0, f"the book did not build:\n{(result.stdout + result.stderr)[-6000:]}"
+    return {"html": out / "_build" / "html", "server_url": f"http://127.0.0.1:{port}/", "token": token}
+
+
+GZIP_TYPES = (".html", ".js", ".css", ".json", ".svg", ".txt", ".inv", ".xml", ".ttf", ".otf", ".eot")
+
+
+class PagesLikeHandler(SimpleHTTPRequestHandler):
+    """Static files, gzipped when the browser accepts it, as GitHub Pages serves them."""
+
+    cache: dict[Path, bytes] = {}
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        if (path.suffix in GZIP_TYPES and path.is_file()
+                and "gzip" in self.headers.get("Accept-Encoding", "")):
+            if path not in self.cache:
+                self.cache[path] = gzip.compress(path.read_bytes(), compresslevel=6)
+            body = self.cache[path]
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(str(path)))
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return io.BytesIO(body)
+        return super().send_head()
+
+
+@pytest.fixture(scope="session")
+def site(built_site) -> str:
+    """The base URL of the built site, served from 127.0.0.1."""
+    handler = partial(PagesLikeHandler, directory=str(built_site["html"]))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def jupyter_server(built_site, tmp_path_factory):
+    """A `jupyter server` where the built pages expect it, serving the book's folder."""
+    url = urlparse(built_site["server_url"])
+    assert url.hostname in LOCAL_HOSTS, f"the site points live code at {built_site['server_url']}, not 127.0.0.1"
+    log = (tmp_path_factory.mktemp("jupyter") / "server.log").open("w")
+    cmd = [str(Path(sys.executable).with_name("jupyter-server")), "--no-browser",
+           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={url.port}", "--ServerApp.port_retries=0",
+           f"--IdentityProvider.token={built_site['token']}", f"--ServerApp.root_dir={book_dir()}",
+           "--allow-root"]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=book_dir())
+    status = f"{built_site['server_url']}api/status?token={built_site['token']}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(status, timeout=2) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"jupyter server did not start; see {log.name}")
+        time.sleep(0.3)
+    yield built_site["server_url"]
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+# --- the browser ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser():
+    assert Path(CHROMIUM).is_file(), f"{CHROMIUM} is missing: apt-get install chromium (.ci/run does)"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def context(browser):
+    """A fresh browser context (no cache, no storage) that blocks off-site requests.
+
+    The test fails at teardown if anything tried to leave 127.0.0.1.
+    """
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    off_site = OffSite()
+    ctx.route("**/*", off_site)
+    ctx.on("page", lambda page: page.on("websocket", off_site.websocket))
+    ctx.off_site = off_site
+    yield ctx
+    ctx.close()
+    assert not off_site.blocked, f"off-site requests (not in ALLOWED_OFF_SITE): {off_site.blocked}"
+
+

@@ -1,0 +1,85 @@
+"""Live code on every page with code: start it, edit and run a cell, redraw a figure.
+
+Live Code is started the way a student starts it, from the header's launch
+dropdown; the site was built to use a local `jupyter server` (see conftest.py), so
+these tests run the same rec11-thebe.js and pinned Thebe that students get.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from browser_support import (CELLS, FIND_CELLS, REPORT, RUN_TIMEOUT, book_dir, first_editable, output_text,
+                             page_url, pages_with_code, reveal, start_live_code, status_text, wait_output)
+
+pytestmark = pytest.mark.browser
+
+PAGES = pages_with_code(book_dir())
+
+
+def assert_no_unexpected_errors(page, cells):
+    for cell in cells:
+        if cell["raises"]:
+            continue
+        text = output_text(page, cell["i"])
+        assert "Traceback" not in text and "Error:" not in text, f"cell {cell['i']} shows an error:\n{text[:2000]}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_live_code_runs_edited_cells_and_redraws_figures(context, site, jupyter_server, docname):
+    page = context.new_page()
+    page.goto(page_url(site, docname))
+    timings = start_live_code(page)
+    assert "Jupyter server at 127.0.0.1" in status_text(page), status_text(page)
+    cells = page.evaluate(FIND_CELLS)
+    assert any(c["live"] for c in cells), f"{docname}: no live cells"
+
+    # Edit a cell with the keyboard, run it, see its new output.
+    cell = first_editable(cells)
+    box = page.locator(CELLS).nth(cell["i"])
+    reveal(box, cell)
+    box.locator(".CodeMirror").click()
+    page.keyboard.press("Control+Home")
+    page.keyboard.type("print('edited', 6 * 7)")
+    page.keyboard.press("Enter")
+    start = time.perf_counter()
+    box.locator(".thebe-run-button").click()
+    run_seconds = wait_output(page, cell["i"], "edited 42")
+    row = {"click→kernel ready": f"{timings['kernel']:.2f} s", "click→set-up done": f"{timings['ready']:.2f} s",
+           "run→output": f"{run_seconds:.2f} s", "run→new figure": "(no figure)"}
+
+    # Redraw a figure: the first figure cell after it, run before the cells between them.
+    figures = [c for c in cells if c["figure"] and c["live"] and c["i"] > cell["i"] and not c["init"]]
+    if figures:
+        fig = figures[0]
+        box = page.locator(CELLS).nth(fig["i"])
+        reveal(box, fig)
+        start = time.perf_counter()
+        box.locator(".thebe-run-button").click()
+        box.locator(".cell_output img[src^='data:image']").first.wait_for(timeout=RUN_TIMEOUT)
+        row["run→new figure"] = f"{time.perf_counter() - start:.2f} s"
+        alt = box.locator(".cell_output img[src^='data:image']").first.get_attribute("alt")
+        assert alt and len(alt) >= 15, f"the redrawn figure lost its alt text: {alt!r}"
+    assert_no_unexpected_errors(page, cells)
+    REPORT["live code"][docname] = row
+
+
+@pytest.mark.parametrize("docname", PAGES[:1])
+def test_running_a_late_cell_first_runs_the_cells_above(context, site, jupyter_server, docname):
+    """A student who runs the last cell first gets its result, not a NameError."""
+    page = context.new_page()
+    page.goto(page_url(site, docname))
+    start_live_code(page)
+    cells = page.evaluate(FIND_CELLS)
+    last = [c for c in cells if c["live"] and not c["raises"]][-1]
+    box = page.locator(CELLS).nth(last["i"])
+    reveal(box, last)
+    box.locator(".CodeMirror").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Shift+Home")
+    page.keyboard.type("print('ran after', len([k for k in globals() if not k.startswith('_')]), 'names')")
+    box.locator(".thebe-run-button").click()
+    wait_output(page, last["i"], "ran after")
+    assert_no_unexpected_errors(page, cells)
