@@ -25,10 +25,15 @@ def book_dir() -> Path:
     return Path(os.environ.get("REC11_BROWSER_BOOK") or ROOT).resolve()
 
 
+def site_pages(book: Path) -> list[str]:
+    """The toc's pages, in order, that exist (the build skips entries with no file yet)."""
+    return [page for page in toc_pages(book) if (book / f"{page}.md").is_file()]
+
+
 def pages_with_code(book: Path) -> list[str]:
     """Toc pages whose source has a code cell that reaches the page."""
     found = []
-    for page in toc_pages(book):
+    for page in site_pages(book):
         text = (book / f"{page}.md").read_text()
         cells = re.findall(r"^```{code-cell}[^\n]*\n(.*?)^```", text, re.M | re.S)
         if any("remove-cell" not in cell.split("\n\n")[0] for cell in cells):

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import pytest
 from browser_support import (CELLS, FIND_CELLS, book_dir, describe, first_editable, page_url, pages_with_code,
-                             run_axe, start_live_code, wait_output, wait_ready)
-
-from rec11.book.notes import toc_pages
+                             run_axe, site_pages, start_live_code, wait_output, wait_ready)
 
 pytestmark = pytest.mark.browser
 
-ALL_PAGES = toc_pages(book_dir())
+ALL_PAGES = site_pages(book_dir())
 CODE_PAGES = pages_with_code(book_dir())
 
 

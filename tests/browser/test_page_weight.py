@@ -8,14 +8,12 @@ MathJax and Thebe come from the site (no CDN), so they count here when a page lo
 from __future__ import annotations
 
 import pytest
-from browser_support import REPORT, book_dir, page_url
-
-from rec11.book.notes import toc_pages
+from browser_support import REPORT, book_dir, page_url, site_pages
 
 pytestmark = pytest.mark.browser
 
 MAX_BYTES = 1_000_000
-PAGES = toc_pages(book_dir())
+PAGES = site_pages(book_dir())
 
 SIZES = """() => [performance.getEntriesByType('navigation')[0], ...performance.getEntriesByType('resource')]
     .map(e => ({name: e.name, transfer: e.transferSize, decoded: e.decodedBodySize}))"""
