@@ -30,7 +30,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -79,42 +78,13 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 def one_core_cells(book: Path, page: str, env: dict) -> list[dict]:
-    """Run one page's cells in a fresh kernel pinned to core 0; time and RSS per cell."""
-    script = f"""
-import json, sys, time, threading, psutil, nbformat
-from nbclient import NotebookClient
-from myst_nb.core.read import read_myst_markdown_notebook
-nb = read_myst_markdown_notebook(open({str(book / f'{page}.md')!r}).read())
-client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={{"metadata": {{"path": {str((book / page).parent)!r}}}}})
-rows, peak, current = [], [0], [None]
-def watch():
-    while True:
-        pid = current[0]
-        if pid:
-            try:
-                proc = psutil.Process(pid)
-                peak[0] = max(peak[0], proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(True)))
-            except psutil.Error:
-                pass
-        time.sleep(0.05)
-threading.Thread(target=watch, daemon=True).start()
-with client.setup_kernel():
-    current[0] = client.km.provisioner.process.pid
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        start = time.perf_counter()
-        client.execute_cell(cell, index)
-        rows.append({{"cell": index, "seconds": time.perf_counter() - start, "peak_mb": peak[0] / 2**20,
-                     "first_line": cell.source.strip().splitlines()[0][:60] if cell.source.strip() else ""}})
-print(json.dumps(rows))
-"""
+    """Run one page's cells in a fresh kernel pinned to core 0; time and memory per cell."""
     taskset = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-    result = subprocess.run([*taskset, sys.executable, "-c", script], capture_output=True, text=True,
-                            env={**env, "REC11_THREADS": "1"}, cwd=(book / page).parent)
+    result = subprocess.run([*taskset, sys.executable, "-m", "rec11.book.execute", "--json", f"{page}.md"],
+                            capture_output=True, text=True, env={**env, "REC11_THREADS": "1"}, cwd=book)
     if result.returncode != 0:
         sys.exit(f"bench: running {page} on one core failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])[f"{page}.md"]
 
 
 def page_weight(html_root: Path, page: str) -> int:
