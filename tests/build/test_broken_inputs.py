@@ -1,5 +1,7 @@
 """Broken inputs fail the build, and the message names the file (and the line)."""
 
+import shutil
+
 import pytest
 
 pytestmark = pytest.mark.build
@@ -87,6 +89,14 @@ def test_a_figure_with_alt_text_builds_and_is_exported(mini_book):
     assert f'alt="{alt}"' in html
     assert (mini_book.path / "figures" / "a-line.png").stat().st_size > 1000
     assert (mini_book.path / "figures" / "a-line.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+
+    # Rebuilt from the execution cache alone (myst-nb then writes notebooks without
+    # outputs), the figures must still be exported.
+    for gone in ["figures", "_build/html", "_build/.doctrees", "_build/jupyter_execute"]:
+        shutil.rmtree(mini_book.path / gone)
+    result = mini_book.build()
+    assert result.returncode == 0 and "0 page(s) executed" in result.stdout, result.stdout[-2000:]
+    assert (mini_book.path / "figures" / "a-line.png").stat().st_size > 1000
 
 
 def test_an_unnamed_figure_cannot_be_exported(mini_book):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import json
 import re
 import subprocess
 import sys
@@ -88,7 +87,31 @@ def _line_in_page(page: Path, source: str) -> str:
     return str(text.count("\n", 0, at) + 1) if at >= 0 else "?"
 
 
-def export_figures(executed: Path, figures: Path, book: Path) -> list[Path]:
+def executed_notebooks(build: Path):
+    """(page path relative to the book, notebook with outputs) for every executed page.
+
+    myst-nb writes each page's notebook to ``jupyter_execute``, but when a page comes
+    from jupyter-cache it writes the notebook *without* its outputs (the outputs are
+    merged into a copy). So the outputs are taken from the cache record that matches
+    the notebook, which is exactly what the page rendered.
+    """
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache_path = build / ".jupyter_cache"
+    cache = get_cache(cache_path) if cache_path.is_dir() else None
+    executed = build / "jupyter_execute"
+    for nb_path in sorted(executed.rglob("*.ipynb")):
+        nb = nbformat.read(nb_path, as_version=4)
+        if cache is not None:
+            try:
+                _, nb = cache.merge_match_into_notebook(nb)
+            except KeyError:  # not cached (execution off or excluded): use the file as it is
+                pass
+        yield nb_path.relative_to(executed).with_suffix(".md"), nb
+
+
+def export_figures(build: Path, figures: Path, book: Path) -> list[Path]:
     """Write each named figure of the executed notebooks to ``figures/NAME.{svg,png}``.
 
     A figure needs ``mystnb: figure: name:`` for a stable file name, and an SVG
@@ -97,9 +120,9 @@ def export_figures(executed: Path, figures: Path, book: Path) -> list[Path]:
     so the folder always matches the book.
     """
     written, seen = [], {}
-    for nb_path in sorted(executed.rglob("*.ipynb")):
-        page = book / nb_path.relative_to(executed).with_suffix(".md")
-        for cell in json.loads(nb_path.read_text())["cells"]:
+    for relative, nb in executed_notebooks(build):
+        page = book / relative
+        for cell in nb.cells:
             images = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
             if cell["cell_type"] != "code" or not images:
                 continue
@@ -150,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
               (f" and the execution reports in {reports}" if reports.is_dir() else ""), file=sys.stderr)
         return code
     try:
-        written = export_figures(out / "_build" / "jupyter_execute", args.figures or args.book / "figures", args.book)
+        written = export_figures(out / "_build", args.figures or args.book / "figures", args.book)
     except FigureError as err:
         print(f"rec11: {err}", file=sys.stderr)
         return 1

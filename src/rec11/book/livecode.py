@@ -24,17 +24,21 @@ keeps the theme's **Live Code** button but replaces everything behind it:
   ``REC11_LIVE_CODE_SOURCE``, ``REC11_LIVE_CODE_URL``, ``REC11_LIVE_CODE_TOKEN``
   and ``REC11_LIVE_CODE_HUB`` (``1``/``0``).
 * **Light pages.** The theme's ``fontawesome.js`` (540 kB gzipped on every page) is
-  emptied: the theme's CSS draws the same icons from webfonts it loads anyway.
+  emptied: the theme's CSS draws the same icons from its webfonts. Those fonts
+  (275 kB) are cut down to the icons the site uses (``rec11-icons.css``).
 * **Only our script.** sphinx-thebe's script tags, CSS and per-page
   ``x-thebe-config`` are removed from the pages; ``rec11-thebe.js`` (static)
   defines ``initThebe()``, which the theme's button calls, and reads a per-page
   JSON config written here.
+* **Accessibility fixes** to the stock theme that axe-core finds
+  (``static/rec11-a11y.js``; see tests/browser/test_accessibility.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from urllib.parse import urlparse
@@ -183,8 +187,81 @@ FONTAWESOME_STUB = """\
 /* Emptied by rec11.book.livecode to keep pages light (1.5 MB, 540 kB gzipped, on every
    page). pydata-sphinx-theme's fontawesome.js only redraws the <i class="fa-..."> icons
    as inline SVG; the theme's CSS already draws the same icons from the Font Awesome
-   webfonts that every page loads anyway. */
+   webfonts (cut down to the icons in use: rec11-icons.css). */
 """
+
+
+# The theme's Font Awesome webfonts hold some 2,000 icons (275 kB on every page); the
+# site shows a few dozen. Each is cut down to the icons the built pages, scripts and
+# styles use, and declared again after the theme's CSS, so the small copy is the one
+# browsers download (the last @font-face with the same descriptors wins).
+ICON_FONTS = {  # the theme's font file (its TrueType copy; reading woff2 needs brotli)
+    "fa-solid-900": ("Font Awesome 6 Free", 900),
+    "fa-regular-400": ("Font Awesome 6 Free", 400),
+    "fa-brands-400": ("Font Awesome 6 Brands", 400),
+}
+ICONS_CSS = "rec11-icons.css"
+_FA_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+::?before\s*,?\s*)+)\{\s*content\s*:\s*"(\\[0-9a-fA-F]{4}|[\ue000-\uf8ff])"\s*\}')
+_GLYPH = re.compile(r"\\([ef][0-9a-fA-F]{3})(?![0-9a-fA-F])|([\ue000-\uf8ff])")
+_FA_CLASS = re.compile(r"\bfa-([a-z0-9-]+)")
+
+
+def _codepoint(text: str) -> int:
+    return int(text[1:], 16) if text.startswith("\\") else ord(text)
+
+
+def icon_codepoints(html_root: Path) -> set[int]:
+    """Every icon-font codepoint the site can show: by class name in pages and scripts, or in CSS."""
+    static = html_root / "_static"
+    ours = {static / PACKAGES[name][2] for name in PACKAGES}
+
+    def files(pattern):
+        return [f for f in static.rglob(pattern) if not any(d in f.parents for d in ours)]
+
+    classes, used = {}, set()
+    for css in files("*.css"):
+        text = css.read_text(errors="ignore")
+        for selectors, glyph in _FA_RULE.findall(text):
+            for name in re.findall(r"\.fa-([a-z0-9-]+)", selectors):
+                classes[name] = _codepoint(glyph)
+        for escaped, literal in _GLYPH.findall(_FA_RULE.sub("", text)):
+            used.add(int(escaped, 16) if escaped else ord(literal))
+    names = set()
+    for path in [*html_root.rglob("*.html"), *files("*.js")]:
+        names.update(_FA_CLASS.findall(path.read_text(errors="ignore")))
+    return used | {classes[n] for n in names if n in classes}
+
+
+def subset_icon_fonts(html_root: Path) -> list[str]:
+    """Write the cut-down fonts and their @font-face rules; return what was written."""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    static = html_root / "_static"
+    webfonts = static / "vendor" / "fontawesome" / "webfonts"
+    codepoints = icon_codepoints(html_root) if webfonts.is_dir() else set()
+    rules, written = [], []
+    for name, (family, weight) in ICON_FONTS.items():
+        source = webfonts / f"{name}.ttf"
+        if not codepoints or not source.is_file():
+            continue
+        font = TTFont(source)
+        options = subset.Options()
+        options.flavor = "woff"
+        options.notdef_outline = True
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=codepoints)
+        subsetter.subset(font)
+        target = static / "rec11-icons" / f"{name}.woff"
+        target.parent.mkdir(exist_ok=True)
+        font.flavor = "woff"
+        font.save(target)
+        rules.append(f'@font-face {{ font-family: "{family}"; font-style: normal; font-weight: {weight}; '
+                     f'font-display: block; src: url("rec11-icons/{name}.woff") format("woff"); }}')
+        written.append(f"{name} ({target.stat().st_size // 1000} kB)")
+    header = "/* Written by rec11.book.livecode: the theme's icon fonts, cut down to the icons this site uses. */\n"
+    (static / ICONS_CSS).write_text(header + "\n".join(rules) + "\n")
+    return written
 
 
 def copy_packages(app: Sphinx, exception) -> None:
@@ -199,6 +276,9 @@ def copy_packages(app: Sphinx, exception) -> None:
     if fontawesome.is_file():
         fontawesome.write_text(FONTAWESOME_STUB)
         fontawesome.with_name(fontawesome.name + ".map").unlink(missing_ok=True)
+    fonts = subset_icon_fonts(Path(app.outdir))
+    if fonts:
+        logger.info("rec11: icon fonts cut down to the icons in use: %s", ", ".join(fonts))
 
 
 # --- the pages -------------------------------------------------------------------------
@@ -276,4 +356,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("build-finished", copy_packages)
     app.add_js_file("rec11-thebe.js", defer="defer")
     app.add_js_file("rec11-a11y.js", defer="defer")
+    app.add_css_file(ICONS_CSS, priority=900)  # after the theme's CSS: its @font-face rules win
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
