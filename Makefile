@@ -1,7 +1,7 @@
 # The book's two commands:
 #   make build   create .venv if needed, execute every page, write _build/html, export figures/
 #   make test    create .venv if needed, run the whole test suite
-# and helpers: make preview (live reload while editing), make clean.
+# and helpers: make preview (live reload while editing), make bench (writes BENCHMARKS.md), make clean.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -12,7 +12,7 @@ TORCH_INDEX_URL ?=
 PIP_EXTRA := $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL),)
 PREVIEW_PORT ?= 8000
 
-.PHONY: build test preview clean
+.PHONY: build test preview bench clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ preview: $(VENV)/.installed node_modules/.installed
 	$(VENV)/bin/sphinx-autobuild . _build/html --port $(PREVIEW_PORT) -D nb_execution_cache_path=_build/.jupyter_cache \
 	  --watch src/rec11 --ignore "_build/*" --ignore ".cache/*" --ignore "figures/*" --ignore ".venv/*" ; \
 	  rm -f conf.py
+
+# Cold, no-op, prose-, code- and package-edit rebuilds in a fresh clone, then every
+# cell on one core; writes BENCHMARKS.md. About 10 minutes on 2 cores.
+bench: $(VENV)/.installed node_modules/.installed
+	$(PY) -m rec11.book.bench
 
 clean:
 	rm -rf _build
