@@ -10,19 +10,6 @@ from scipy import stats
 from rec11 import data, diffusion as df
 
 
-@pytest.fixture(autouse=True)
-def _deterministic():
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    # the tensors here are small: on a busy 2-core machine a second thread only adds
-    # waiting (the suite took 4x longer with 2 threads than with 1 under load)
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    torch.manual_seed(0)
-    yield
-    torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(deterministic)
-
-
 # ---------------------------------------------------------------- the schedule
 
 

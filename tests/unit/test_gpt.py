@@ -9,15 +9,6 @@ from rec11.gpt import GPT, GPTConfig
 CFG = GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=4, d=16)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: a second thread only adds overhead, and stalls on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture
 def model():
     torch.manual_seed(0)

@@ -10,15 +10,6 @@ from rec11 import grammar as G
 CFG = G.GrammarConfig()
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: a second thread only adds overhead, and stalls on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def H(dist):
     """Entropy in nats of a rule's list of (expansion, probability)."""
     return -sum(p * math.log(p) for _, p in dist)

@@ -11,15 +11,6 @@ from rec11 import lm
 from rec11.gpt import GPTConfig
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: a second thread only adds overhead, and stalls on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 class Bigram(nn.Module):
     """A stub language model: the next token's logits depend on the current token only."""
 

@@ -25,15 +25,6 @@ from rec11.recall import (
 TINY = RecallConfig(steps=6, log_every=3, n_eval=64)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    # tiny matmuls: a second thread only adds synchronisation, badly so on a busy machine
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture
 def deterministic():
     before = torch.are_deterministic_algorithms_enabled()

@@ -19,17 +19,6 @@ TINY = sv.SentenceVAEConfig(
 )
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny tensors: a second thread only adds overhead, and stalls on a busy machine."""
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    yield
-    torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(deterministic)
-
-
 @pytest.fixture
 def model():
     return sv.make(TINY).eval()

@@ -1,0 +1,18 @@
+import pytest
+import torch
+
+
+@pytest.fixture(autouse=True)
+def small_and_deterministic():
+    """Every unit test: one torch thread, deterministic kernels, seed 0; restored after.
+
+    The tensors in these tests are tiny: a second thread only adds synchronisation,
+    and on a busy 2-core machine the suite ran several times slower with two.
+    """
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    torch.manual_seed(0)
+    yield
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(deterministic)
