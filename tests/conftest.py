@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -58,3 +61,37 @@ class MiniBook:
 @pytest.fixture
 def mini_book(tmp_path) -> MiniBook:
     return MiniBook(tmp_path)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory) -> dict:
+    """The whole book, built once per test session by the README's build step.
+
+    It is built into a temporary folder with Live Code pointed at a local Jupyter
+    server (``REC11_LIVE_CODE_*``), so the build tests and the browser tests read the
+    same site. ``REC11_BROWSER_BOOK`` builds another book folder instead. The
+    repository's execution cache is copied in when there is one: entries are keyed by
+    content, so a reused entry is exactly what a cold run would produce.
+    Returns {out, html, server_url, token}.
+    """
+    book = Path(os.environ.get("REC11_BROWSER_BOOK") or ROOT).resolve()
+    out = tmp_path_factory.mktemp("book")
+    cache = book / "_build" / ".jupyter_cache"
+    if cache.is_dir():
+        shutil.copytree(cache, out / "_build" / ".jupyter_cache")
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "REC11_LIVE_CODE_SOURCE": "jupyter-server",
+           "REC11_LIVE_CODE_URL": f"http://127.0.0.1:{port}/", "REC11_LIVE_CODE_TOKEN": token}
+    result = subprocess.run(
+        [sys.executable, "-m", "rec11.book.build", "--book", str(book), "--out", str(out),
+         "--figures", str(out / "figures")],
+        capture_output=True, text=True, timeout=2400, env=env,
+    )
+    assert result.returncode == 0, f"the book did not build:\n{(result.stdout + result.stderr)[-6000:]}"
+    return {"out": out, "html": out / "_build" / "html", "server_url": f"http://127.0.0.1:{port}/", "token": token}

@@ -22,9 +22,6 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import secrets
-import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -68,14 +65,8 @@ def pytest_runtest_makereport(item, call):
 # --- the site, its web server and the Jupyter server ---------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> dict:
+def built_site(request) -> dict:
     """{html, server_url, token}: the book built with Live Code on a local Jupyter server."""
     reuse = os.environ.get("REC11_BROWSER_SITE")
     if reuse:
@@ -83,21 +74,7 @@ def built_site(tmp_path_factory) -> dict:
         config = site_config(html)
         assert config["source"] == "jupyter-server", f"{reuse} was built for {config['source']}, not jupyter-server"
         return {"html": html, "server_url": config["server"]["url"], "token": config["server"]["token"]}
-    book = book_dir()
-    out = tmp_path_factory.mktemp("site")
-    cache = book / "_build" / ".jupyter_cache"
-    if cache.is_dir():  # keyed by content: a reused entry is what a cold run would give
-        shutil.copytree(cache, out / "_build" / ".jupyter_cache")
-    port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "REC11_LIVE_CODE_SOURCE": "jupyter-server",
-           "REC11_LIVE_CODE_URL": f"http://127.0.0.1:{port}/", "REC11_LIVE_CODE_TOKEN": token}
-    result = subprocess.run(
-        [sys.executable, "-m", "rec11.book.build", "--book", str(book), "--out", str(out),
-         "--figures", str(out / "figures")],
-        capture_output=True, text=True, timeout=2400, env=env,
-    )
-    assert result.returncode == 0, f"the book did not build:\n{(result.stdout + result.stderr)[-6000:]}"
-    return {"html": out / "_build" / "html", "server_url": f"http://127.0.0.1:{port}/", "token": token}
+    return request.getfixturevalue("built_book")  # tests/conftest.py: one build per session
 
 
 GZIP_TYPES = (".html", ".js", ".css", ".json", ".svg", ".txt", ".inv", ".xml", ".ttf", ".otf", ".eot")

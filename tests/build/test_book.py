@@ -1,9 +1,6 @@
 """The real book builds strictly, and its pages show what they claim."""
 
 import re
-import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -13,23 +10,9 @@ pytestmark = pytest.mark.build
 
 
 @pytest.fixture(scope="session")
-def built(root, tmp_path_factory):
-    """The whole book, built by the README's build step into a temporary folder.
-
-    The repository's execution cache is copied in when there is one: entries are
-    keyed by content, so a reused entry is exactly what a cold run would produce.
-    """
-    out = tmp_path_factory.mktemp("book")
-    cache = root / "_build" / ".jupyter_cache"
-    if cache.is_dir():
-        shutil.copytree(cache, out / "_build" / ".jupyter_cache")
-    result = subprocess.run(
-        [sys.executable, "-m", "rec11.book.build", "--book", str(root), "--out", str(out),
-         "--figures", str(out / "figures")],
-        capture_output=True, text=True, timeout=1800,
-    )
-    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
-    return out
+def built(built_book):
+    """The whole book, built once per session (tests/conftest.py)."""
+    return built_book["out"]
 
 
 def page_html(built, page):
