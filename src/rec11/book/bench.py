@@ -128,7 +128,8 @@ def main(argv=None) -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True,
                             text=True).stdout.strip()
     # The clone's own package is what the kernels import, and its own empty model cache.
-    env = {**os.environ, "PYTHONPATH": str(clone / "src"), "REC11_CACHE_DIR": str(work / "models")}
+    env = {**os.environ, "PYTHONPATH": str(clone / "src"), "REC11_CACHE_DIR": str(work / "models"),
+           "REC11_NODE_MODULES": str(ROOT / "node_modules")}  # npm packages installed, as with pip ones
     models = work / "models"
     rows = {}
 
