@@ -217,6 +217,21 @@ def check_budget(app: Sphinx, env) -> None:
             )
 
 
+def drop_logo_images(app, pagename, templatename, context, doctree) -> None:
+    """The theme's launch buttons show a logo image beside the word "Binder", with the alt
+    text "Binder logo": a screen reader says "Binder logo Binder". The word is enough, so
+    the image goes; every image left on a page is then a figure with real alt text.
+    """
+
+    def walk(buttons):
+        for button in buttons:
+            if str(button.get("icon", "")).endswith((".svg", ".png")):
+                button["icon"] = None
+            walk(button.get("buttons", []))
+
+    walk(context.get("header_buttons", []))
+
+
 # --- set-up --------------------------------------------------------------------------
 
 
@@ -235,5 +250,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("source-read", inject_fingerprint)
     app.connect("doctree-read", check_alt_text)
     app.connect("env-check-consistency", check_budget)
+    app.connect("html-page-context", drop_logo_images, priority=900)  # after the theme adds them
     app.add_css_file("rec11.css")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
