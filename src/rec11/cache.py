@@ -19,12 +19,14 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 from pathlib import Path
 from typing import Callable, Iterable
 
 import torch
 
 PACKAGE = "rec11"
+_IMPORT_LINE = re.compile(r"^\s*(?:from|import)\s+(rec11(?:\.\w+)*)", re.M)
 
 
 def book_root(start: Path | None = None) -> Path | None:
@@ -70,8 +72,8 @@ def imported_modules(source: str, current: str | None = None, is_package: bool =
     lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
     try:
         tree = ast.parse("\n".join(lines))
-    except SyntaxError:
-        tree = ast.parse("")
+    except SyntaxError:  # not Python after all: fall back to the import lines alone
+        return {m for m in _IMPORT_LINE.findall(source)} if _IMPORT_LINE.search(source) else set()
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

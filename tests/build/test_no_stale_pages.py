@@ -11,9 +11,10 @@ from rec11.book.build import execution_summary
 
 pytestmark = pytest.mark.build
 
+# Cell options (":tags:" lines, a YAML block) come first, as on the real pages.
 PAGES = {
-    "uses_attention": "import torch\nfrom rec11.attention import causal_mask\nprint(causal_mask(3).sum())",
-    "uses_style": "from rec11 import style\nprint(style.HEATMAP)",
+    "uses_attention": ":tags: [hide-input]\nimport torch\nfrom rec11.attention import causal_mask\nprint(causal_mask(3).sum())",
+    "uses_style": "---\ntags: [hide-input]\nmystnb:\n  figure:\n    name: none-here\n---\nfrom rec11 import style\nprint(style.HEATMAP)",
     "plain": "print(6 * 7)",
 }
 

@@ -65,3 +65,14 @@ def test_book_root_is_found_from_a_page_folder(root):
 def test_an_imported_attribute_is_not_mistaken_for_a_module():
     # "from rec11.attention import attention" names a function; the installed package is searched
     assert set(cache.module_closure(["rec11.attention", "rec11.attention.attention"])) == {"rec11.attention"}
+
+
+def test_every_page_that_imports_the_package_gets_a_fingerprint(root):
+    from rec11.book.sphinxext import code_cells, page_modules
+
+    for page in sorted((root / "book").glob("*.md")):
+        text = page.read_text()
+        if "import rec11" in text or "from rec11" in text:
+            assert page_modules(text), f"{page.name}: its rec11 imports were not found"
+        for cell in code_cells(text):
+            assert not cell.lstrip().startswith((":tags:", "---")), f"{page.name}: cell options left in the code"

@@ -35,8 +35,8 @@ from pathlib import Path
 
 from rec11.book import notes
 from rec11.book.build import execution_summary
-from rec11.book.sphinxext import page_code
-from rec11.cache import imported_modules, module_closure
+from rec11.book.sphinxext import page_modules
+from rec11.cache import module_closure
 
 ROOT = Path(__file__).resolve().parents[3]
 BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536, "page_mb": 1.0}
@@ -64,7 +64,7 @@ def pages_importing(book: Path, module: str) -> set[str]:
     """Pages whose code imports ``module``, directly or through other package modules."""
     found = set()
     for page in notes.toc_pages(book):
-        modules = imported_modules(page_code((book / f"{page}.md").read_text()))
+        modules = page_modules((book / f"{page}.md").read_text())
         if module in module_closure(modules, book / "src" / "rec11"):
             found.add(page)
     return found
@@ -195,7 +195,7 @@ def render(rows, cells, weights, clone, commit) -> str:
         f"that page only, no training: {verdict(rows['code']['executed'] == ['book/multi-head'] and not rows['code']['models_trained'])} |",
         f"| package edit (`src/rec11/recall.py`) | {rows['package']['seconds']:.0f} | "
         f"{', '.join(rows['package']['executed'])} | exactly {', '.join(rows['package']['expected'])}: "
-        f"{verdict(rows['package']['executed'] == rows['package']['expected'])} |",
+        f"{verdict(bool(rows['package']['expected']) and rows['package']['executed'] == rows['package']['expected'])} |",
         "",
         "## Pages",
         "",

@@ -47,15 +47,39 @@ MIN_ALT = 15  # characters; "figure" or "plot of x" tells a blind reader nothing
 # --- 1. fingerprints of what a page's code depends on --------------------------------
 
 
+def code_cells(text: str) -> list[str]:
+    """The code of every code cell of a MyST page, without the cell's options.
+
+    Options come first in a cell, either as ``:key: value`` lines or as a YAML block
+    between ``---`` lines; they are not Python.
+    """
+    cells = []
+    for match in _CODE_CELL.finditer(text):
+        lines = match[2].split("\n")
+        if lines[0].strip() == "---" and "---" in (ln.strip() for ln in lines[1:]):
+            lines = lines[[ln.strip() for ln in lines].index("---", 1) + 1:]
+        else:
+            while lines and re.match(r"^:[\w-]+:", lines[0]):
+                lines.pop(0)
+        cells.append("\n".join(lines))
+    return cells
+
+
 def page_code(text: str) -> str:
-    """The source of every code cell of a MyST page, as one string."""
-    return "\n".join(match[2] for match in _CODE_CELL.finditer(text))
+    """The code of all code cells of a MyST page, as one string."""
+    return "\n".join(code_cells(text))
+
+
+def page_modules(text: str) -> set[str]:
+    """The ``rec11`` modules a page's code cells import (cell by cell, so that one cell
+    that is not valid Python cannot hide the imports of the others)."""
+    return set().union(*(imported_modules(cell) for cell in code_cells(text)))
 
 
 def fingerprint(app: Sphinx, text: str) -> str:
     """A hash of the package code and book data that the page's code cells read."""
     code = page_code(text)
-    modules = imported_modules(code)
+    modules = page_modules(text)
     parts = []
     if modules:
         parts.append("code:" + code_hash(modules, package_dir(app)))
