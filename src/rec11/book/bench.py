@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import gzip
 import json
 import os
 import platform
@@ -87,11 +88,20 @@ def one_core_cells(book: Path, page: str, env: dict) -> list[dict]:
     return json.loads(result.stdout.strip().splitlines()[-1])[f"{page}.md"]
 
 
+COMPRESSED = {".png", ".jpg", ".jpeg", ".woff", ".woff2", ".gif"}  # served as they are
+
+
+def transfer_size(path: Path) -> int:
+    """Bytes on the wire from a server that gzips text, as GitHub Pages does."""
+    data = path.read_bytes()
+    return len(data) if path.suffix in COMPRESSED else len(gzip.compress(data, compresslevel=6))
+
+
 def page_weight(html_root: Path, page: str) -> int:
-    """Bytes of the page and every file it references before live code (uncompressed)."""
+    """Transfer size of the page and every file it references before live code."""
     html_path = html_root / f"{page}.html"
     html = html_path.read_text()
-    total, seen = html_path.stat().st_size, set()
+    total, seen = transfer_size(html_path), set()
     for ref in re.findall(r'(?:<script[^>]+src|<link[^>]+href|<img[^>]+src)="([^"#?]+)', html):
         target = (html_path.parent / ref).resolve()
         if ref.startswith(("http:", "https:", "//")) or target in seen or not target.is_file():
@@ -99,13 +109,13 @@ def page_weight(html_root: Path, page: str) -> int:
         if target.suffix in {".html", ".txt"}:
             continue  # navigation links, not loaded
         seen.add(target)
-        total += target.stat().st_size
+        total += transfer_size(target)
         if target.suffix == ".css":  # fonts and images the stylesheet pulls in
             for url in re.findall(r"url\(['\"]?([^'\")?#]+)", target.read_text(errors="ignore")):
                 asset = (target.parent / url).resolve()
                 if asset.is_file() and asset not in seen and asset.suffix in {".woff2", ".png", ".svg"}:
                     seen.add(asset)
-                    total += asset.stat().st_size
+                    total += transfer_size(asset)
     return total
 
 
@@ -202,7 +212,7 @@ def render(rows, cells, weights, clone, commit) -> str:
         "Cold execution time comes from the cold build (2 cores, training included). The cell columns",
         "re-run every cell in a fresh kernel pinned to one core (`taskset -c 0`, one torch thread) with",
         "the models already cached: what a student's Binder kernel does. Peak memory is the kernel's",
-        "resident set. Weight is what the browser fetches before Live Code (uncompressed).",
+        "resident set. Weight is what the browser fetches before Live Code, gzipped as GitHub Pages serves it\n(files referenced by the HTML and the fonts its stylesheets use; MathJax loads more on pages with math).",
         "",
         "| page | cold execution (s) | code cells | slowest cell, one core (s) | all cells, one core (s) | peak memory (MB) | weight (KB) |",
         "|---|---:|---:|---:|---:|---:|---:|",
