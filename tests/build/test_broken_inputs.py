@@ -117,3 +117,17 @@ def test_an_unnamed_figure_cannot_be_exported(mini_book):
     mini_book.toc("figs")
     line = page.read_text().splitlines().index("import matplotlib.pyplot as plt") + 1
     failed_with(mini_book.build(), f"figs.md:{line}: this code cell draws a figure without `mystnb: figure: name:`")
+
+
+def test_notes_that_disagree_with_the_budget_fail_the_build_naming_the_config(mini_book):
+    note = ":::{instructor-note}\n:slide: The only slide\n:minutes: 30\n:block: attention\n\nThirty minutes.\n:::\n"
+    mini_book.page("index", "# Home\n\n" + note + GOOD_CELL)
+    mini_book.toc("index")
+    failed_with(mini_book.build(), "_config.yml:", "session budget", "'attention'")
+
+
+def test_a_malformed_instructor_note_names_the_page_and_line(mini_book):
+    page = mini_book.page("index", "# Home\n\n:::{instructor-note}\n:slide: A\n:minutes: five\n:block: close\n\nText\n:::\n")
+    mini_book.toc("index")
+    line = page.read_text().splitlines().index(":::{instructor-note}") + 1
+    failed_with(mini_book.build(), f"index.md:{line}", ":minutes: must be a number")
