@@ -181,3 +181,32 @@ def reveal(box, cell: dict) -> None:
         box.locator("details:not([open]) > summary").first.click()
 
 
+
+
+def open_page(context, site: str, docname: str):
+    """A new tab on the page, loaded and typeset: MathJax works after the load event,
+    and fetches its fonts while it does, so wait for the network to settle again."""
+    page = context.new_page()
+    page.goto(page_url(site, docname))
+    page.wait_for_load_state("networkidle")
+    page.wait_for_function("!window.MathJax || !MathJax.startup || !MathJax.startup.promise || "
+                           "MathJax.startup.promise.then(() => true)")
+    page.wait_for_load_state("networkidle")
+    return page
+
+
+def type_and_run(page, cell: dict, code: str, where: str = "start") -> None:
+    """Type ``code`` as a new line of a live cell, at its start or its end, and press its run button."""
+    box = page.locator(CELLS).nth(cell["i"])
+    reveal(box, cell)
+    box.locator(".CodeMirror").click()
+    if where == "start":
+        page.keyboard.press("Control+Home")
+        page.keyboard.type(code)
+        page.keyboard.press("Enter")
+    else:
+        page.keyboard.press("Control+End")
+        page.keyboard.press("Enter")
+        page.keyboard.press("Shift+Home")
+        page.keyboard.type(code)
+    box.locator(".thebe-run-button").click()

@@ -9,8 +9,8 @@ in src/rec11/book/static/rec11-a11y.js and rec11.css.
 from __future__ import annotations
 
 import pytest
-from browser_support import (CELLS, FIND_CELLS, book_dir, describe, first_editable, page_url, pages_with_code,
-                             run_axe, site_pages, start_live_code, wait_output, wait_ready)
+from browser_support import (CELLS, FIND_CELLS, book_dir, describe, first_editable, open_page,
+                             pages_with_code, run_axe, site_pages, start_live_code, wait_output, wait_ready)
 
 pytestmark = pytest.mark.browser
 
@@ -18,26 +18,16 @@ ALL_PAGES = site_pages(book_dir())
 CODE_PAGES = pages_with_code(book_dir())
 
 
-def load(context, site, docname):
-    page = context.new_page()
-    page.goto(page_url(site, docname))
-    page.wait_for_load_state("networkidle")
-    # MathJax typesets after load; axe should see the finished page
-    page.wait_for_function("!window.MathJax || !MathJax.startup || !MathJax.startup.promise || "
-                           "MathJax.startup.promise.then(() => true)")
-    return page
-
-
 @pytest.mark.parametrize("docname", ALL_PAGES)
 def test_axe_finds_no_violations(context, site, docname):
-    page = load(context, site, docname)
+    page = open_page(context, site, docname)
     violations = run_axe(page)
     assert not violations, f"{docname}:\n{describe(violations)}"
 
 
 @pytest.mark.parametrize("docname", CODE_PAGES)
 def test_axe_finds_no_violations_with_live_code_running(context, site, jupyter_server, docname):
-    page = load(context, site, docname)
+    page = open_page(context, site, docname)
     start_live_code(page)
     page.evaluate("document.querySelectorAll('article details').forEach(d => { d.open = true; })")
     page.wait_for_timeout(300)  # CodeMirror refreshes the editors that just became visible
@@ -60,7 +50,7 @@ def tab_to(page, selector: str, limit: int) -> int:
 
 @pytest.mark.parametrize("docname", CODE_PAGES)
 def test_live_code_and_every_run_button_work_from_the_keyboard(context, site, jupyter_server, docname):
-    page = load(context, site, docname)
+    page = open_page(context, site, docname)
 
     # Live Code: Tab to the launch menu, open it with Enter, arrow down to Live Code, Enter.
     tab_to(page, ".dropdown-launch-buttons > button.dropdown-toggle", limit=80)

@@ -18,8 +18,8 @@ from urllib.parse import urlparse
 
 import pytest
 import yaml
-from browser_support import (CELLS, FIND_CELLS, OffSite, book_dir, first_editable, page_url, pages_with_code,
-                             reveal, start_live_code, status_text, wait_output)
+from browser_support import (FIND_CELLS, OffSite, book_dir, first_editable, page_url, pages_with_code,
+                             start_live_code, status_text, type_and_run, wait_output)
 
 from rec11.book import livecode
 
@@ -108,11 +108,5 @@ def test_jupyterhub_source_asks_for_a_token_and_finds_the_readers_server(context
     assert page.evaluate("Object.values(sessionStorage)") == [token]
     assert "JupyterHub at 127.0.0.1" in status_text(page)
     cell = first_editable(page.evaluate(FIND_CELLS))
-    box = page.locator(CELLS).nth(cell["i"])
-    reveal(box, cell)
-    box.locator(".CodeMirror").click()
-    page.keyboard.press("Control+Home")
-    page.keyboard.type("print('hub', 40 + 2)")
-    page.keyboard.press("Enter")
-    box.locator(".thebe-run-button").click()
+    type_and_run(page, cell, "print('hub', 40 + 2)")
     wait_output(page, cell["i"], "hub 42")

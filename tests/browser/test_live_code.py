@@ -11,7 +11,8 @@ import time
 
 import pytest
 from browser_support import (CELLS, FIND_CELLS, REPORT, RUN_TIMEOUT, book_dir, first_editable, output_text,
-                             page_url, pages_with_code, reveal, start_live_code, status_text, wait_output)
+                             page_url, pages_with_code, reveal, start_live_code, status_text, type_and_run,
+                             wait_output)
 
 pytestmark = pytest.mark.browser
 
@@ -37,13 +38,7 @@ def test_live_code_runs_edited_cells_and_redraws_figures(context, site, jupyter_
 
     # Edit a cell with the keyboard, run it, see its new output.
     cell = first_editable(cells)
-    box = page.locator(CELLS).nth(cell["i"])
-    reveal(box, cell)
-    box.locator(".CodeMirror").click()
-    page.keyboard.press("Control+Home")
-    page.keyboard.type("print('edited', 6 * 7)")
-    page.keyboard.press("Enter")
-    box.locator(".thebe-run-button").click()
+    type_and_run(page, cell, "print('edited', 6 * 7)")
     run_seconds = wait_output(page, cell["i"], "edited 42")  # timed from just after the click
     row = {"click→kernel ready": f"{timings['kernel']:.2f} s", "click→set-up done": f"{timings['ready']:.2f} s",
            "run→output": f"{run_seconds:.2f} s", "run→new figure": "(no figure)"}
@@ -72,13 +67,7 @@ def test_running_a_late_cell_first_runs_the_cells_above(context, site, jupyter_s
     start_live_code(page)
     cells = page.evaluate(FIND_CELLS)
     last = [c for c in cells if c["live"] and not c["raises"]][-1]
-    box = page.locator(CELLS).nth(last["i"])
-    reveal(box, last)
-    box.locator(".CodeMirror").click()
-    page.keyboard.press("Control+End")
-    page.keyboard.press("Enter")
-    page.keyboard.press("Shift+Home")
-    page.keyboard.type("print('ran after', len([k for k in globals() if not k.startswith('_')]), 'names')")
-    box.locator(".thebe-run-button").click()
+    type_and_run(page, last, "print('ran after', len([k for k in globals() if not k.startswith('_')]), 'names')",
+                 where="end")
     wait_output(page, last["i"], "ran after")
     assert_no_unexpected_errors(page, cells)

@@ -8,7 +8,7 @@ MathJax and Thebe come from the site (no CDN), so they count here when a page lo
 from __future__ import annotations
 
 import pytest
-from browser_support import REPORT, book_dir, page_url, site_pages
+from browser_support import REPORT, book_dir, open_page, page_url, site_pages
 from fontTools.ttLib import TTFont
 
 pytestmark = pytest.mark.browser
@@ -38,12 +38,7 @@ SIZES = """() => [performance.getEntriesByType('navigation')[0], ...performance.
 
 @pytest.mark.parametrize("docname", PAGES)
 def test_page_weight(context, site, docname):
-    page = context.new_page()
-    page.goto(page_url(site, docname))
-    page.wait_for_load_state("networkidle")
-    page.wait_for_function("!window.MathJax || !MathJax.startup || !MathJax.startup.promise || "
-                           "MathJax.startup.promise.then(() => true)")
-    page.wait_for_load_state("networkidle")  # fonts MathJax asked for while typesetting
+    page = open_page(context, site, docname)
     entries = page.evaluate(SIZES)
     transfer = sum(e["transfer"] for e in entries)
     decoded = sum(e["decoded"] for e in entries)
