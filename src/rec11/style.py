@@ -59,7 +59,8 @@ def setup_page(seed: int = 0, threads: int | None = None) -> None:
     are tiny, so a second thread buys little, and on a busy 2-core machine (the
     build's Sphinx process, another job, OpenMP threads spin-waiting) two threads
     ran these models 5 to 10 times slower than one. One thread is also what a
-    student's Binder kernel effectively gets.
+    student's Binder kernel effectively gets. (Training a model on a cache miss uses
+    two threads: see ``rec11.cache``.)
     """
     import os
 

@@ -3,12 +3,14 @@ import torch
 
 
 @pytest.fixture(autouse=True)
-def small_and_deterministic():
+def small_and_deterministic(monkeypatch):
     """Every unit test: one torch thread, deterministic kernels, seed 0; restored after.
 
     The tensors in these tests are tiny: a second thread only adds synchronisation,
-    and on a busy 2-core machine the suite ran several times slower with two.
+    and on a busy 2-core machine the suite ran several times slower with two. That
+    holds for the tiny models they train too (``rec11.cache`` trains on two threads).
     """
+    monkeypatch.setenv("REC11_TRAIN_THREADS", "1")
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)

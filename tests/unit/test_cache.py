@@ -76,3 +76,27 @@ def test_every_page_that_imports_the_package_gets_a_fingerprint(root):
             assert page_modules(text), f"{page.name}: its rec11 imports were not found"
         for cell in code_cells(text):
             assert not cell.lstrip().startswith((":tags:", "---")), f"{page.name}: cell options left in the code"
+
+
+def test_training_runs_on_the_training_threads_and_gives_the_page_its_own_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("REC11_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("REC11_TRAIN_THREADS", "2")
+    monkeypatch.setattr(cache.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    seen = []
+
+    def train(model):
+        seen.append(torch.get_num_threads())
+        return {}
+
+    assert torch.get_num_threads() == 1  # the page's setting (tests/unit/conftest.py)
+    cache.load_or_train("lin", Config(), lambda: torch.nn.Linear(Config.width, 1), train)
+    assert seen == [2] and torch.get_num_threads() == 1
+
+
+def test_training_threads_never_exceed_the_cores_this_process_may_use(monkeypatch):
+    monkeypatch.setenv("REC11_TRAIN_THREADS", "2")
+    monkeypatch.setattr(cache.os, "sched_getaffinity", lambda pid: {0}, raising=False)  # taskset -c 0
+    assert cache.training_threads() == 1
+    monkeypatch.setenv("REC11_TRAIN_THREADS", "8")
+    monkeypatch.setattr(cache.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    assert cache.training_threads() == 4
