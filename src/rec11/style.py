@@ -76,5 +76,9 @@ def setup_page(seed: int = 0, threads: int | None = None) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True)
+    # What torch.use_deterministic_algorithms(True) does, minus its other job: setting
+    # torch.compile's flag, which imports the compiler and costs every kernel a second
+    # before its first cell. Nothing in the book compiles. (Training code, which builds
+    # an optimiser and so imports the compiler anyway, calls the public function.)
+    torch._C._set_deterministic_algorithms(True)
     torch.set_num_threads(threads or int(os.environ.get("REC11_THREADS", "1")))
