@@ -140,15 +140,25 @@ def generate(model, idx, steps: int, temperature=1.0, top_k: int | None = None, 
 
     temperature = 0 means its limit T → 0, where the softmax puts all its mass on the
     largest logit: argmax, greedy decoding. (Dividing by 0 itself would give nan.)
-    A row that has produced EOS is filled with padding until every row has.
+    A row that has produced EOS is filled with padding until every row has, and the
+    model no longer runs on it: in a batch of sentences most rows end well before the
+    longest, so this saves most of the work. A model whose rows carry state of their
+    own (the sentence VAE's decoder, one z per row) defines ``rows(index)``: the same
+    model for those rows only.
     """
     done = (idx == grammar.EOS_ID).any(dim=1, keepdim=True)  # (N, 1)
     for _ in range(steps):
-        context = idx[:, -model.cfg.block_size :]  # (N, T) the model has no positions beyond
+        live = (~done[:, 0]).nonzero()[:, 0]  # (n,) the rows still writing
+        context = idx[live, -model.cfg.block_size :]  # (n, T) the model has no positions beyond
+        run = model.rows(live) if hasattr(model, "rows") else model
+        # Ended rows get flat logits and still take a random draw, thrown away below, so
+        # each live row draws what it would draw if no row were skipped.
+        logits = torch.zeros(len(idx), model.cfg.vocab_size)  # (N, V)
+        logits[live] = run(context)[:, -1, :]
         if temperature == 0:
-            nxt = model(context)[:, -1, :].argmax(dim=-1, keepdim=True)  # greedy
+            nxt = logits.argmax(dim=-1, keepdim=True)  # greedy
         else:
-            logits = model(context)[:, -1, :] / temperature  # (N, V)
+            logits = logits / temperature
             if top_k:
                 topk_threshold = torch.topk(logits, top_k).values[:, [-1]]  # (N, 1)
                 logits[logits < topk_threshold] = float("-inf")

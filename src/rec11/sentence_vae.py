@@ -270,6 +270,10 @@ class Conditioned(nn.Module):
     def forward(self, idx):
         return self.model.decode(idx, self.z)
 
+    def rows(self, index):
+        """The same decoder for some rows only: ``lm.generate`` stops running rows that ended."""
+        return Conditioned(self.model, self.z[index])
+
 
 def decode_z(model: SentenceVAE, z, temperature: float = 1.0, generator=None):
     """(N, T') one sentence per z (N, Z), from <s> until </s>: sampled, or greedy at temperature 0."""

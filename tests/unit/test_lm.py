@@ -95,6 +95,42 @@ def test_generate_stops_at_eos_and_pads_after():
     assert out.tolist() == [[G.BOS_ID, 3, G.EOS_ID]]
 
 
+class Counting(Bigram):
+    """A Bigram that records how many rows each call runs on."""
+
+    def __init__(self, table):
+        super().__init__(table)
+        self.rows_run = []
+
+    def forward(self, idx):
+        self.rows_run.append(len(idx))
+        return super().forward(idx)
+
+
+def test_ended_rows_stop_running_the_model():
+    table = torch.full((6, 6), -1e9)
+    table[G.BOS_ID, 3] = table[3, 4] = table[4, G.EOS_ID] = table[5, G.EOS_ID] = 0.0
+    model = Counting(table)
+    start = torch.tensor([[G.BOS_ID], [4], [5]])  # rows that end after 3, 1 and 1 tokens
+    out = lm.generate(model, start, steps=10, temperature=0)
+    assert model.rows_run == [3, 1, 1]
+    E, P = G.EOS_ID, G.PAD_ID
+    assert out.tolist() == [[G.BOS_ID, 3, 4, E], [4, E, P, P], [5, E, P, P]]
+
+
+def test_skipping_ended_rows_draws_exactly_what_the_slides_loop_draws():
+    table = 2 * torch.randn(6, 6, generator=torch.Generator().manual_seed(0))
+    table[:, [G.PAD_ID, G.BOS_ID]] = -1e9  # rows end at </s>, at different steps
+    model, start = Counting(table), torch.full((200, 1), G.BOS_ID)
+    out = lm.generate(model, start, steps=12, generator=torch.Generator().manual_seed(1))
+    plain, generator = start, torch.Generator().manual_seed(1)
+    for _ in range(12):  # every row, every step, as on the slide
+        probs = torch.softmax(Bigram(table)(plain)[:, -1, :], dim=-1)
+        plain = torch.cat([plain, torch.multinomial(probs, 1, generator=generator)], dim=1)
+    assert lm.texts(out) == lm.texts(plain)
+    assert model.rows_run[-1] < len(start)  # and rows did stop running
+
+
 def test_top_k_never_samples_outside_the_top_k(bigram):
     start = torch.full((400, 1), 4)
     out = lm.generate(bigram, start, steps=1, top_k=2, generator=torch.Generator().manual_seed(0))

@@ -182,6 +182,13 @@ def test_decoding_z_greedily_and_from_the_prior(model, ids):
     assert 0 <= sv.exact_share(model, ids) <= 1
 
 
+def test_each_row_is_decoded_from_its_own_z_as_rows_end(model):
+    z = torch.randn(8, model.cfg.z_dim, generator=torch.Generator().manual_seed(0))
+    together = sv.decode_z(model, z, temperature=0)
+    alone = [sv.decode_z(model, z[i : i + 1], temperature=0) for i in range(len(z))]
+    assert lm.texts(together) == [lm.texts(row)[0] for row in alone]
+
+
 def test_ends_in_place_and_the_probe(model):
     rows = [G.encode(s) for s in ["the horse fell", "a dog ran past the barn",
                                   "the horse raced past the barn fell"]]
