@@ -3,8 +3,14 @@
 Colours are the Okabe-Ito palette (distinguishable with the common colour-vision
 deficiencies); every line series also gets its own marker and dash, so a figure
 still reads when printed in grayscale. Heat maps use ``cividis``, whose lightness
-rises monotonically, so the order of values survives grayscale too. Figures are
-sized for a phone-width column.
+rises monotonically, so the order of values survives grayscale too.
+
+Figures are sized for a phone. A phone shows a figure about 342 CSS px wide, so a
+figure W inches wide is shrunk by 342 / (W * dpi) and its text of f points ends up
+f * 342 / (72 * W) px tall, whatever the dpi. At the default width of 5 inches,
+10-point text shows at 9.5 px; nothing in a figure may be smaller than 9 px there
+(``rec11.book.figtext`` measures it). A wider figure needs larger text, and a
+math subscript is drawn at 70 % of its label's size.
 """
 
 from __future__ import annotations
@@ -17,21 +23,25 @@ OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 DASHES = ["-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (3, 1)), (0, (1, 1)), (0, (8, 2))]
 HEATMAP = "cividis"
-WIDTH = 6.4  # inches; at 100 dpi a figure is 640 px wide, one phone-width column
+WIDTH = 5.0  # inches: 10-point text shows at 9.5 CSS px on a phone (see above)
+DPI = 120  # 600 px: sharp on a phone's dense screen, text at body size on a laptop
 
 
 def rc_params() -> dict:
     from cycler import cycler
 
     return {
-        "figure.figsize": (WIDTH, 3.6),
-        "figure.dpi": 100,
-        "savefig.dpi": 100,
+        "figure.figsize": (WIDTH, 3.2),
+        "figure.dpi": DPI,
+        "savefig.dpi": DPI,
         "figure.constrained_layout.use": True,
-        "font.size": 11,
-        "axes.titlesize": 11,
-        "axes.labelsize": 11,
+        "font.size": 10,  # the smallest size a figure may use at WIDTH
+        "axes.titlesize": 10,
+        "axes.labelsize": 10,
+        "xtick.labelsize": 10,
+        "ytick.labelsize": 10,
         "legend.fontsize": 10,
+        "legend.title_fontsize": 10,
         "axes.spines.top": False,
         "axes.spines.right": False,
         "axes.grid": True,
