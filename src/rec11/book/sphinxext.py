@@ -11,9 +11,12 @@ It does four jobs that Jupyter Book 1 does not do by itself:
    changes the notebook's hash, so jupyter-cache misses and the page re-executes;
    ``env-get-outdated`` makes Sphinx re-read such a page even though its own
    file did not change. Pages whose dependencies did not change keep their cache.
-2. **Alt text is required.** Every image must carry alt text a screen-reader user
-   can act on. myst-nb falls back to the image's file path, which is not alt text.
-   A missing one is a warning at the page and line, and ``-W`` fails the build.
+2. **Alt text is required, and true.** Every image must carry alt text a screen-reader
+   user can act on. myst-nb falls back to the image's file path, which is not alt text.
+   A missing one is a warning at the page and line, and ``-W`` fails the build. Alt
+   text takes numbers from the run as captions do: ``{glue:text}`key:.2f``` in the
+   ``alt`` string is replaced by the page's glued value, and a key the page does not
+   glue is a warning at the page and line.
 3. **Instructor notes.** ``{instructor-note}`` renders a collapsed, visually
    distinct box with the slide and its minutes. The build warns when the notes'
    minutes and the budget in ``_config.yml`` disagree by more than the stated slack.
@@ -24,6 +27,7 @@ It does four jobs that Jupyter Book 1 does not do by itself:
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -41,6 +45,7 @@ logger = logging.getLogger(__name__)
 _CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
 _USES_NOTES = re.compile(r"\bnotes\.collect\(|\bcollect_notes\(")
 _IMAGE_FILE = re.compile(r"(^|/)[^/\s]+\.(png|svg|jpe?g|gif)$", re.I)
+_GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
 MIN_ALT = 15  # characters; "figure" or "plot of x" tells a blind reader nothing
 
 
@@ -171,9 +176,40 @@ def _line_of(node: nodes.Node) -> int | None:
     return None
 
 
+def glued_values(app: Sphinx, docname: str) -> dict:
+    """The page's glued values as myst-nb saved them (``<docname>.glue.json``)."""
+    folder = getattr(getattr(app.env, "mystnb_config", None), "output_folder", None)
+    path = Path(folder or "").joinpath(*docname.split("/")).with_suffix(".glue.json")
+    return json.loads(path.read_text()) if folder and path.is_file() else {}
+
+
+def fill_glue(alt: str, glued: dict) -> tuple[str, list[str]]:
+    """``alt`` with every ``{glue:text}`key:fmt``` replaced, and the keys not found."""
+    from myst_nb.core.variables import format_plain_text
+
+    missing = []
+
+    def paste(match: re.Match) -> str:
+        key, _, fmt = match[1].partition(":")
+        data = glued.get(key, {}).get("data", {})
+        if "text/plain" not in data:
+            missing.append(key)
+            return match[0]
+        return format_plain_text(data["text/plain"], fmt)
+
+    return _GLUE_ROLE.sub(paste, alt), missing
+
+
 def check_alt_text(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
+    glued = None
     for image in doctree.findall(nodes.image):
+        if _GLUE_ROLE.search(image.get("alt") or ""):
+            glued = glued if glued is not None else glued_values(app, docname)
+            image["alt"], missing = fill_glue(image["alt"], glued)
+            for key in missing:
+                logger.warning(f"figure alt text pastes {key!r}, which this page does not glue",
+                               location=(docname, _line_of(image)), type="rec11", subtype="alt")
         problem = bad_alt(image)
         if problem:
             hint = "give its code cell `mystnb: image: alt: ...` metadata" if "cell" in str(image.parent) else ""
