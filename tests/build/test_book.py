@@ -60,3 +60,95 @@ def test_instructor_notes_are_collapsed_and_distinct(built):
     assert "Instructor notes · 2 min · Recitation 11" in html
     css = (built / "_build" / "html" / "_static" / "rec11.css").read_text()
     assert ".admonition.instructor-note" in css
+
+
+# --- the handout: short, true, readable on a phone and free of machinery talk ----------
+
+CORE_MINUTES = 45  # the whole chapter's core
+SLIDE_RATIO = 1.5  # each page's core, against its slides' minutes in the instructor notes
+
+
+@pytest.fixture(scope="session")
+def times(root, built):
+    """Reading times as the build computed them, from the build's saved environment."""
+    import pickle
+
+    from rec11.book.reading import Reading, toc_structure
+
+    env = pickle.loads((built / "_build" / ".doctrees" / "environment.pickle").read_bytes())
+    toc = toc_structure(root)
+    further = {f for page in toc for f in page.further}
+    core = [p.docname for p in toc if p.docname not in further
+            and env.metadata.get(p.docname, {}).get("audience") != "instructors"]
+    minutes = {d: env.rec11_reading.get(d, Reading()).minutes for d in [p.docname for p in toc] + sorted(further)}
+    slides = {d: sum(m for _, m, _ in env.rec11_notes.get(d, [])) for d in core}
+    return {"core": core, "further": further, "minutes": minutes, "slides": slides}
+
+
+def test_every_page_shows_its_reading_time(root, built):
+    for page in notes.toc_pages(root):
+        assert 'class="rec11-reading-time"' in page_html(built, page), f"{page}: no reading time under the title"
+    landing = page_html(built, "book/index")
+    assert "The chapter's core reads in about" in landing
+
+
+def test_the_core_fits_the_session(times):
+    total = sum(times["minutes"][d] for d in times["core"])
+    assert total <= CORE_MINUTES, f"the chapter's core reads in {total:.1f} min (at most {CORE_MINUTES})"
+    for page in times["core"]:
+        slides, core = times["slides"][page], times["minutes"][page]
+        assert slides, f"{page}: a core page with no instructor note (slide minutes)"
+        assert core <= SLIDE_RATIO * slides, f"{page}: core {core:.1f} min for {slides:g} min of slides"
+    assert times["further"], "the experiments beyond the slides have no going-further pages"
+
+
+def test_every_glue_reference_resolves(root, built):
+    for page in notes.toc_pages(root):
+        html = page_html(built, page)
+        assert "{glue" not in html and "glue:text" not in html, f"{page}: an unresolved glue reference"
+
+
+def test_no_figure_text_is_smaller_than_9_px_on_a_phone(built):
+    from rec11.book.figtext import MIN_PX, measure
+
+    sizes = measure(built / "figures")
+    assert sizes, "no figures exported"
+    small = {name: f"{px:.1f} px ({text!r})" for name, (px, text) in sizes.items() if px < MIN_PX}
+    assert not small, f"figure text below {MIN_PX} px at phone width: {small}"
+
+
+MACHINERY = re.compile(
+    r"\b(the build|builds? of the book|build(?:ing)? time|build machines?|caches?|cached|caching|"
+    r"asserts?|asserted|the goals? we|goals we set|the notes)\b", re.I)
+
+
+def student_text(html: str) -> str:
+    """What a student reads on a page: prose, captions, alt texts, comments in shown code."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    article = soup.select_one("article") or soup
+    for hidden in article.select(".instructor-note, script, style, details.hide"):
+        hidden.decompose()
+    comments = [c.get_text() for c in article.select("div.highlight .c1, div.highlight .c")]
+    for code in article.select("div.highlight, pre"):
+        code.decompose()
+    alts = [img.get("alt", "") for img in article.select("img")]
+    return "\n".join([article.get_text(" "), *alts, *comments])
+
+
+def test_student_text_is_about_the_subject(root, built):
+    for page in notes.toc_pages(root):
+        if page == "book/instructor":
+            continue
+        found = sorted({m.group(0) for m in MACHINERY.finditer(student_text(page_html(built, page)))})
+        assert not found, f"{page}: student text speaks of the book's machinery: {found}"
+
+
+def test_code_lines_fit_a_phone_and_a_printed_page(root):
+    from rec11.book.sphinxext import code_cells
+
+    for page in sorted((root / "book").rglob("*.md")):
+        for cell in code_cells(page.read_text()):
+            long = [line for line in cell.splitlines() if len(line) > 79]
+            assert not long, f"{page.relative_to(root)}: code lines over 79 characters: {long[:2]}"

@@ -1,5 +1,6 @@
 """Broken inputs fail the build, and the message names the file (and the line)."""
 
+import re
 import shutil
 
 import pytest
@@ -131,3 +132,73 @@ def test_a_malformed_instructor_note_names_the_page_and_line(mini_book):
     mini_book.toc("index")
     line = page.read_text().splitlines().index(":::{instructor-note}") + 1
     failed_with(mini_book.build(), f"index.md:{line}", ":minutes: must be a number")
+
+
+GLUED_FIGURE = """
+# Figures
+
+```{{code-cell}} ipython3
+from myst_nb import glue
+glue("slope", 2.0, display=False)
+```
+
+```{{code-cell}} ipython3
+---
+mystnb:
+  figure:
+    name: a-line
+    caption: {caption}
+  image:
+    alt: {alt}
+---
+from rec11.style import setup_page
+setup_page()
+import matplotlib.pyplot as plt
+plt.plot([0, 1], [0, 2])
+plt.show()
+```
+"""
+
+
+def test_alt_text_and_captions_take_numbers_from_the_run(mini_book):
+    alt = "A straight line rising with slope {glue:text}`slope:.1f` from the origin."
+    caption = "A line of slope {glue:text}`slope:.2f`."
+    mini_book.page("figs", GLUED_FIGURE.format(alt=alt, caption=caption))
+    mini_book.toc("figs")
+    result = mini_book.build()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    html = (mini_book.path / "_build" / "html" / "book" / "figs.html").read_text()
+    assert 'alt="A straight line rising with slope 2.0 from the origin."' in html
+    assert "A line of slope 2.00" in re.sub(r"<[^>]+>", "", html)
+
+
+def test_alt_text_that_pastes_a_missing_number_names_the_page(mini_book):
+    alt = "A straight line rising with slope {glue:text}`gradient:.1f` from the origin."
+    mini_book.page("figs", GLUED_FIGURE.format(alt=alt, caption="A line."))
+    mini_book.toc("figs")
+    failed_with(mini_book.build(), "figs.md:", "alt text pastes 'gradient'")
+
+
+def test_a_caption_that_pastes_a_missing_number_names_the_page(mini_book):
+    caption = "A line of slope {glue:text}`gradient:.2f`."
+    alt = "A straight line rising from the bottom left to the top right."
+    mini_book.page("figs", GLUED_FIGURE.format(alt=alt, caption=caption))
+    mini_book.toc("figs")
+    failed_with(mini_book.build(), "figs.md:", "gradient")
+
+
+def test_a_going_further_page_adds_to_its_core_page_reading_time(mini_book):
+    mini_book.page("index", "# Home\n\n" + " ".join(["word"] * 399) + "\n\n```{agenda}\n```\n")
+    mini_book.page("core", "# Core\n\n" + " ".join(["word"] * 599) + "\n" + GOOD_CELL)
+    (mini_book.path / "book" / "further").mkdir()
+    mini_book.page("further/core", "# More\n\n" + " ".join(["word"] * 1199) + "\n")
+    (mini_book.path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/index\nchapters:\n  - file: book/core\n"
+        "    sections:\n      - file: book/further/core\n")
+    result = mini_book.build()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    html = lambda name: (mini_book.path / "_build" / "html" / "book" / f"{name}.html").read_text()  # noqa: E731
+    # 600 words and one visible code cell: 3 min 10 s; the going-further page: 1,200 words, 6 min
+    assert "Reading time 3 min · going further 6 min more" in html("core")
+    assert "Going further · reading time 6 min" in html("further/core")
+    assert "The chapter's core reads in about 5 min; the going-further pages add 6 min" in html("index")
