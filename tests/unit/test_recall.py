@@ -176,12 +176,14 @@ def test_run_caches_and_grid_orders(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_exercise_1_findings_hold_for_other_seeds(seed):
-    """SLOW (about 20 s per seed on one core; 5 full 400-step trainings each).
+    """SLOW: 15-20 s per seed on one core, about 30 s for both seeds.
+
+    Five full 400-step trainings per seed.
 
     book/further/exercise-1.md states as general findings, from seed 0:
-    at lr 1e-2 the unscaled d_k = 512 model fails while the three other settings
-    learn; at lr 1e-3 the unscaled d_k = 512 model learns. Trains the page's
-    settings afresh (not from the model cache) at two other seeds.
+    at lr 1e-2 the unscaled d_k = 512 model fails while the three other
+    settings learn; at lr 1e-3 the unscaled d_k = 512 model learns. Trains
+    the page's settings afresh (not from the model cache) at two other seeds.
     """
     def final_acc(**changes):
         cfg = RecallConfig(seed=seed, **changes)
