@@ -202,3 +202,22 @@ def test_a_going_further_page_adds_to_its_core_page_reading_time(mini_book):
     assert "Reading time 3 min · going further 6 min more" in html("core")
     assert "Going further · reading time 6 min" in html("further/core")
     assert "The chapter's core reads in about 5 min; the going-further pages add 6 min" in html("index")
+
+
+def test_a_shown_cell_that_needs_a_removed_cell_names_the_page_and_line(mini_book):
+    page = mini_book.page("live", """
+        # Live
+
+        ```{code-cell} ipython3
+        :tags: [remove-cell]
+
+        answer = 42
+        ```
+
+        ```{code-cell} ipython3
+        print(answer)
+        ```
+        """)
+    mini_book.toc("live")
+    line = page.read_text().splitlines().index("print(answer)") + 1
+    failed_with(mini_book.build(), f"live.md:{line}", "reads answer, which only a `remove-cell` cell defines")

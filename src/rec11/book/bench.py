@@ -42,8 +42,12 @@ from rec11.cache import module_closure
 ROOT = Path(__file__).resolve().parents[3]
 BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536, "page_mb": 1.0,
           "lm_pages_s": 70}
-# The pages that share the tiny GPT: together, training included, they have their own budget.
-LM_PAGES = ("book/attention-maps", "book/generation", "book/surprisal")
+# The pages that share the tiny GPT (they call ``lm.load()``): together, training included,
+# they have their own budget.
+
+
+def lm_pages(book: Path) -> list[str]:
+    return [page for page in notes.toc_pages(book) if "lm.load(" in (book / f"{page}.md").read_text()]
 EXEC_TIME = re.compile(r"^(?P<page>\S+?)\.md: Executed notebook in (?P<s>[\d.]+) seconds", re.M)
 
 
@@ -227,12 +231,13 @@ def render(rows, cells, weights, clone, commit) -> str:
             f"| {page} | {rows['cold']['page_seconds'].get(page, 0):.1f} | {code_cells(clone, page)} | {worst:.2f} | "
             f"{sum(c['seconds'] for c in page_cells):.1f} | {max((c['peak_mb'] for c in page_cells), default=0):.0f} | "
             f"{weights[page] / 1024:.0f} |")
-    lm_seconds = sum(rows["cold"]["page_seconds"].get(page, 0) for page in LM_PAGES)
+    shared = lm_pages(clone)
+    lm_seconds = sum(rows["cold"]["page_seconds"].get(page, 0) for page in shared)
     lines += [
         "",
         "## Budgets",
         "",
-        f"- The three language-model pages ({', '.join(LM_PAGES)}), cold, training the tiny GPT "
+        f"- The {len(shared)} pages that share the tiny GPT ({', '.join(shared)}), cold, training it "
         f"included: {lm_seconds:.1f} s; ≤ {BUDGET['lm_pages_s']} s: {verdict(lm_seconds <= BUDGET['lm_pages_s'])}.",
         f"- Slowest live cell on one core: {slowest['seconds']:.2f} s (`{slowest['first_line']}`); "
         f"≤ {BUDGET['cell_s']} s: {verdict(slowest['seconds'] <= BUDGET['cell_s'])}.",

@@ -26,6 +26,7 @@ It does four jobs that Jupyter Book 1 does not do by itself:
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -52,22 +53,67 @@ MIN_ALT = 15  # characters; "figure" or "plot of x" tells a blind reader nothing
 # --- 1. fingerprints of what a page's code depends on --------------------------------
 
 
-def code_cells(text: str) -> list[str]:
-    """The code of every code cell of a MyST page, without the cell's options.
+def parse_cells(text: str) -> list[tuple[int, str, str]]:
+    """(line, options, code) of every code cell of a MyST page.
 
     Options come first in a cell, either as ``:key: value`` lines or as a YAML block
-    between ``---`` lines; they are not Python.
+    between ``---`` lines; they are not Python. ``line`` is the page line of the
+    cell's first line of code.
     """
     cells = []
     for match in _CODE_CELL.finditer(text):
         lines = match[2].split("\n")
+        options = []
         if lines[0].strip() == "---" and "---" in (ln.strip() for ln in lines[1:]):
-            lines = lines[[ln.strip() for ln in lines].index("---", 1) + 1:]
+            end = [ln.strip() for ln in lines].index("---", 1) + 1
+            options, lines = lines[:end], lines[end:]
         else:
             while lines and re.match(r"^:[\w-]+:", lines[0]):
-                lines.pop(0)
-        cells.append("\n".join(lines))
+                options.append(lines.pop(0))
+        line = text.count("\n", 0, match.start(2)) + 1 + len(options)
+        cells.append((line, "\n".join(options), "\n".join(lines)))
     return cells
+
+
+def code_cells(text: str) -> list[str]:
+    """The code of every code cell of a MyST page, without the cell's options."""
+    return [code for _, _, code in parse_cells(text)]
+
+
+def _names(code: str) -> tuple[set[str], set[str]]:
+    """(names a cell binds, names it reads), or two empty sets if it is not Python."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set(), set()
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, ast.Store) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return bound, read
+
+
+def live_code_gaps(text: str) -> list[tuple[int, list[str]]]:
+    """(line, names) for each shown cell that reads a name only a removed cell defines.
+
+    A cell tagged ``remove-cell`` is not in the page, so Live Code never runs it: it
+    may check and glue, but a cell a reader can run must not depend on it.
+    """
+    gaps, present, removed = [], set(), set()
+    for line, options, code in parse_cells(text):
+        bound, read = _names(code)
+        if "remove-cell" in options:
+            removed |= bound - present
+            continue
+        missing = sorted((read & removed) - present - bound)
+        if missing:
+            gaps.append((line, missing))
+        present |= bound
+    return gaps
 
 
 def page_code(text: str) -> str:
@@ -103,6 +149,11 @@ def package_dir(app: Sphinx) -> Path | None:
 def inject_fingerprint(app: Sphinx, docname: str, source: list[str]) -> None:
     if not str(app.env.doc2path(docname)).endswith(".md") or "{code-cell}" not in source[0]:
         return
+    for line, names in live_code_gaps(source[0]):
+        logger.warning(
+            f"this cell reads {', '.join(names)}, which only a `remove-cell` cell defines: Live Code "
+            "does not run removed cells; define it in a shown or hidden (hide-input) cell",
+            location=(docname, line), type="rec11", subtype="livecode")
     try:
         stamp = fingerprint(app, source[0])
     except ValueError as err:  # a malformed instructor note: the message names the file
