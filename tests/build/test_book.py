@@ -73,10 +73,11 @@ def times(root, built):
     """Reading times as the build computed them, from the build's saved environment."""
     import pickle
 
-    from rec11.book.reading import Reading, toc_structure
+    from rec11.book.notes import toc_chapters
+    from rec11.book.reading import Reading
 
     env = pickle.loads((built / "_build" / ".doctrees" / "environment.pickle").read_bytes())
-    toc = toc_structure(root)
+    toc = toc_chapters(root)
     further = {f for page in toc for f in page.further}
     core = [p.docname for p in toc if p.docname not in further
             and env.metadata.get(p.docname, {}).get("audience") != "instructors"]

@@ -6,7 +6,8 @@ import pytest
 from docutils import nodes
 
 from rec11.book import reading
-from rec11.book.reading import Reading, count, minutes_text, toc_structure
+from rec11.book.notes import toc_chapters
+from rec11.book.reading import Reading, count, minutes_text
 
 
 def paragraph(words: int) -> nodes.paragraph:
@@ -91,7 +92,7 @@ def test_going_further_pages_are_the_sections_under_a_chapter(tmp_path):
             chapters:
               - file: book/instructor
         """))
-    pages = toc_structure(tmp_path)
+    pages = toc_chapters(tmp_path)
     assert [(p.docname, p.part, p.further) for p in pages] == [
         ("book/index", None, ()),
         ("book/attention", "Attention", ("book/further/attention",)),

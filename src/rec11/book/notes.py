@@ -71,23 +71,43 @@ def notes_in(text: str, page: str) -> list[Note]:
     return found
 
 
-def toc_pages(root: Path) -> list[str]:
-    """Docnames in ``_toc.yml`` order (root first, then chapters and sections)."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    pages = [toc["root"]]
+@dataclass(frozen=True)
+class TocPage:
+    """A chapter of ``_toc.yml`` (or its root): its part, and the pages under it."""
 
-    def walk(entries):
+    docname: str
+    part: str | None
+    further: tuple[str, ...]  # its sections, at any depth: the going-further pages
+
+
+def toc_chapters(root: Path) -> list[TocPage]:
+    """The root and every chapter of ``_toc.yml``, in order, each with its sections."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    strip = lambda f: f.removesuffix(".md")  # noqa: E731
+    chapters = [TocPage(strip(toc["root"]), None, ())]
+
+    def below(entries):
         for entry in entries or []:
             if "file" in entry:
-                pages.append(entry["file"])
-            walk(entry.get("sections"))
-            for part in entry.get("parts", []):
-                walk(part.get("chapters"))
+                yield strip(entry["file"])
+            yield from below(entry.get("sections"))
 
-    walk(toc.get("chapters"))
+    def walk(entries, part):
+        for entry in entries or []:
+            if "file" in entry:
+                chapters.append(TocPage(strip(entry["file"]), part, tuple(below(entry.get("sections")))))
+            for inner in entry.get("parts", []):
+                walk(inner.get("chapters"), inner.get("caption"))
+
+    walk(toc.get("chapters"), None)
     for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    return [p.removesuffix(".md") for p in pages]
+        walk(part.get("chapters"), part.get("caption"))
+    return chapters
+
+
+def toc_pages(root: Path) -> list[str]:
+    """Docnames in ``_toc.yml`` order (root first, then chapters and their sections)."""
+    return [page for chapter in toc_chapters(root) for page in (chapter.docname, *chapter.further)]
 
 
 def collect(root: Path) -> list[Note]:

@@ -24,10 +24,11 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
+
+from rec11.book.notes import toc_chapters
 
 WORDS_PER_MINUTE = 200
 SECONDS_PER_FIGURE = 20
@@ -110,34 +111,6 @@ def count(doctree: nodes.Node, mime_priority: list[str] = ()) -> Reading:
     return Reading(words, figures, cells)
 
 
-# --- the table of contents: parts, pages and their going-further pages ---------------
-
-
-@dataclass(frozen=True)
-class TocPage:
-    docname: str
-    part: str | None
-    further: tuple[str, ...]
-
-
-def toc_structure(root: Path) -> list[TocPage]:
-    """The root and every chapter of ``_toc.yml``, in order, with their sections."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    strip = lambda f: f.removesuffix(".md")  # noqa: E731
-    pages = [TocPage(strip(toc["root"]), None, ())]
-
-    def chapters(entries, part):
-        for entry in entries or []:
-            if "file" in entry:
-                sections = tuple(strip(s["file"]) for s in entry.get("sections") or [] if "file" in s)
-                pages.append(TocPage(strip(entry["file"]), part, sections))
-
-    chapters(toc.get("chapters"), None)
-    for part in toc.get("parts", []):
-        chapters(part.get("chapters"), part.get("caption"))
-    return pages
-
-
 # --- Sphinx: count, show under the title, list in {agenda} ---------------------------
 
 
@@ -182,7 +155,7 @@ class Times:
 
     def __init__(self, app: Sphinx):
         self.env = app.env
-        self.toc = toc_structure(Path(app.srcdir))
+        self.toc = toc_chapters(Path(app.srcdir))
         self.parent = {f: page.docname for page in self.toc for f in page.further}
 
     def core(self, docname: str) -> float:
