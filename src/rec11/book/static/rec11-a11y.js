@@ -11,6 +11,8 @@
  *   fontawesome.js, which the build empties to keep pages light, used to make them.
  * - region: the primary sidebar (book title, search, table of contents) sits in no
  *   landmark; it becomes one, "Book navigation".
+ * - summary-name: a sidebar entry with going-further pages under it has a bare chevron
+ *   that opens them; it is named after its entry ("Going-further pages of Attention").
  */
 (function () {
   "use strict";
@@ -43,6 +45,11 @@
     // from announcing their private-use characters.
     document.querySelectorAll("i[class*='fa-']").forEach(function (icon) {
       if (!icon.textContent.trim() && !icon.hasAttribute("aria-hidden")) icon.setAttribute("aria-hidden", "true");
+    });
+    document.querySelectorAll(".bd-sidenav li > details > summary").forEach(function (summary) {
+      if (summary.textContent.trim() || summary.hasAttribute("aria-label")) return;
+      var entry = summary.parentElement.parentElement.querySelector(":scope > a");
+      summary.setAttribute("aria-label", "Going-further pages of " + (entry ? entry.textContent.trim() : "this page"));
     });
     var sidebar = document.getElementById("pst-primary-sidebar");
     if (sidebar && !sidebar.hasAttribute("role")) {
