@@ -343,6 +343,17 @@ def drop_logo_images(app, pagename, templatename, context, doctree) -> None:
     walk(context.get("header_buttons", []))
 
 
+def unique_exercise_ids(app, doctree, docname) -> None:
+    """sphinx-exercise gives every exercise's and solution's body the same id
+    (``exercise-content``, ``solution-content``); with two on a page the ids clash
+    (axe: duplicate-id). Each body takes its box's id instead."""
+    for section in doctree.findall(nodes.section):
+        shared = [i for i in section["ids"] if i in ("exercise-content", "solution-content")]
+        owner = section.parent.get("ids", []) if section.parent is not None else []
+        if shared and owner:
+            section["ids"] = [f"{owner[0]}-{i}" if i in shared else i for i in section["ids"]]
+
+
 # --- set-up --------------------------------------------------------------------------
 
 
@@ -362,5 +373,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("doctree-read", check_alt_text)
     app.connect("env-check-consistency", check_budget)
     app.connect("html-page-context", drop_logo_images, priority=900)  # after the theme adds them
+    app.connect("doctree-resolved", unique_exercise_ids)
     app.add_css_file("rec11.css")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
