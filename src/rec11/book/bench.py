@@ -48,6 +48,7 @@ BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536, 
 
 def lm_pages(book: Path) -> list[str]:
     return [page for page in notes.toc_pages(book) if "lm.load(" in (book / f"{page}.md").read_text()]
+CODE_EDIT_PAGE = "book/further/exercise-1.md"  # the code-edit rebuild changes a plotting cell here
 EXEC_TIME = re.compile(r"^(?P<page>\S+?)\.md: Executed notebook in (?P<s>[\d.]+) seconds", re.M)
 
 
@@ -160,7 +161,7 @@ def main(argv=None) -> int:
     rows["prose"] = run_build(clone, env)
 
     trained_before = sorted(models.glob("*.pt"))
-    edit(clone / "book/further/exercise-1.md", 'ax1.set(ylabel="accuracy", ylim=(0, 1.05))',
+    edit(clone / CODE_EDIT_PAGE, 'ax1.set(ylabel="accuracy", ylim=(0, 1.05))',
          'ax1.set(ylabel="accuracy", ylim=(0, 1.06))')
     print("bench: code-edit rebuild ...", flush=True)
     rows["code"] = run_build(clone, env)
@@ -192,6 +193,8 @@ def render(rows, cells, weights, clone, commit) -> str:
     slowest = max((c for page in cells.values() for c in page), key=lambda c: c["seconds"])
     peak = max(c["peak_mb"] for page in cells.values() for c in page)
     heaviest = max(weights.values()) / 2**20
+    code_ok = (rows["code"]["executed"] == [CODE_EDIT_PAGE.removesuffix(".md")]
+               and not rows["code"]["models_trained"])
     lines = [
         "# Benchmarks",
         "",
@@ -207,9 +210,9 @@ def render(rows, cells, weights, clone, commit) -> str:
         f"| prose edit | {rows['prose']['seconds']:.0f} ({rows['prose']['seconds'] / cold:.1%} of cold) | "
         f"{len(rows['prose']['executed'])} | 0 cells, ≤ 5 %: "
         f"{verdict(not rows['prose']['executed'] and rows['prose']['seconds'] <= BUDGET['prose_fraction'] * cold)} |",
-        f"| code edit (a plotting cell of `book/further/exercise-1.md`) | {rows['code']['seconds']:.0f} | "
+        f"| code edit (a plotting cell of `{CODE_EDIT_PAGE}`) | {rows['code']['seconds']:.0f} | "
         f"{', '.join(rows['code']['executed']) or 'none'}; models trained: {rows['code']['models_trained']} | "
-        f"that page only, no training: {verdict(rows['code']['executed'] == ['book/multi-head'] and not rows['code']['models_trained'])} |",
+        f"that page only, no training: {verdict(code_ok)} |",
         f"| package edit (`src/rec11/recall.py`) | {rows['package']['seconds']:.0f} | "
         f"{', '.join(rows['package']['executed'])} | exactly {', '.join(rows['package']['expected'])}: "
         f"{verdict(bool(rows['package']['expected']) and rows['package']['executed'] == rows['package']['expected'])} |",
