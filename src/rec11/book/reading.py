@@ -9,7 +9,8 @@ A page's reading time is what a student reads on it:
   is hidden behind "Show code" or removed does not count; its figures do).
 
 A page's **core** is the page itself. Its **going further** pages are the pages
-listed under it in ``_toc.yml`` (``sections:``), kept in ``book/further/``. Every
+listed under it in ``_toc.yml`` (``sections:``), kept in ``book/further/``
+(``rec11.book.notes.toc_chapters``). Every
 page shows its reading time under its title, the ``{agenda}`` directive lists the
 chapter with the time of each page, and ``{agenda}`` with ``:slides:`` adds the
 minutes the instructor notes give each page's slides. A page whose front matter says
@@ -20,7 +21,6 @@ Sphinx-side code: docutils and Sphinx only.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
