@@ -357,8 +357,21 @@ def unique_exercise_ids(app, doctree, docname) -> None:
 # --- set-up --------------------------------------------------------------------------
 
 
+STATIC = Path(__file__).parent / "static"
+
+
 def add_static(app: Sphinx, config) -> None:
-    app.config.html_static_path.append(str(Path(__file__).parent / "static"))
+    app.config.html_static_path.append(str(STATIC))
+
+
+def static_changed(app, env, added, changed, removed) -> list[str]:
+    """Sphinx copies static files only when it writes a page, so an edit to the book's
+    CSS or JS alone would never reach the site: re-read the root page when they change."""
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in sorted(STATIC.iterdir()) if f.is_file()))
+    if getattr(env, "rec11_static", None) == digest.hexdigest():
+        return []
+    env.rec11_static = digest.hexdigest()
+    return [env.config.root_doc] if env.config.root_doc in env.found_docs else []
 
 
 def setup(app: Sphinx) -> dict:
@@ -367,6 +380,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("config-inited", add_static)
     app.connect("builder-inited", init_env)
     app.connect("env-get-outdated", outdated_by_dependencies)
+    app.connect("env-get-outdated", static_changed)
     app.connect("env-purge-doc", purge_doc)
     app.connect("env-merge-info", merge_info)
     app.connect("source-read", inject_fingerprint)
