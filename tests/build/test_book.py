@@ -70,20 +70,14 @@ SLIDE_RATIO = 1.5  # each page's core, against its slides' minutes in the instru
 
 @pytest.fixture(scope="session")
 def times(root, built):
-    """Reading times as the build computed them, from the build's saved environment."""
+    """Reading times as the build computed them (its saved environment), read with the
+    same code that writes them into the pages."""
     import pickle
 
-    from rec11.book.notes import toc_chapters
-    from rec11.book.reading import Reading
+    from rec11.book.reading import Times
 
     env = pickle.loads((built / "_build" / ".doctrees" / "environment.pickle").read_bytes())
-    toc = toc_chapters(root)
-    further = {f for page in toc for f in page.further}
-    core = [p.docname for p in toc if p.docname not in further
-            and env.metadata.get(p.docname, {}).get("audience") != "instructors"]
-    minutes = {d: env.rec11_reading.get(d, Reading()).minutes for d in [p.docname for p in toc] + sorted(further)}
-    slides = {d: sum(m for _, m, _ in env.rec11_notes.get(d, [])) for d in core}
-    return {"core": core, "further": further, "minutes": minutes, "slides": slides}
+    return Times(env, root)
 
 
 def test_every_page_shows_its_reading_time(root, built):
@@ -94,13 +88,14 @@ def test_every_page_shows_its_reading_time(root, built):
 
 
 def test_the_core_fits_the_session(times):
-    total = sum(times["minutes"][d] for d in times["core"])
+    core_pages = times.core_pages()
+    total = sum(times.core(d) for d in core_pages)
     assert total <= CORE_MINUTES, f"the chapter's core reads in {total:.1f} min (at most {CORE_MINUTES})"
-    for page in times["core"]:
-        slides, core = times["slides"][page], times["minutes"][page]
+    for page in core_pages:
+        slides, core = times.slide_minutes(page), times.core(page)
         assert slides, f"{page}: a core page with no instructor note (slide minutes)"
         assert core <= SLIDE_RATIO * slides, f"{page}: core {core:.1f} min for {slides:g} min of slides"
-    assert times["further"], "the experiments beyond the slides have no going-further pages"
+    assert times.parent, "the experiments beyond the slides have no going-further pages"
 
 
 def test_every_glue_reference_resolves(root, built):

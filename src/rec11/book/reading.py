@@ -151,11 +151,11 @@ def merge(app, env, docnames, other) -> None:
 
 
 class Times:
-    """Reading times of the pages of one build."""
+    """Reading times of the pages of one build, from its environment and its toc."""
 
-    def __init__(self, app: Sphinx):
-        self.env = app.env
-        self.toc = toc_chapters(Path(app.srcdir))
+    def __init__(self, env, book: Path):
+        self.env = env
+        self.toc = toc_chapters(book)
         self.parent = {f: page.docname for page in self.toc for f in page.further}
 
     def core(self, docname: str) -> float:
@@ -170,8 +170,11 @@ class Times:
         meta = self.env.metadata.get(docname, {})
         return docname not in self.parent and meta.get("audience") != "instructors"
 
+    def core_pages(self) -> list[str]:
+        return [p.docname for p in self.toc if self.counted(p.docname)]
+
     def totals(self) -> tuple[float, float]:
-        pages = [p.docname for p in self.toc if self.counted(p.docname)]
+        pages = self.core_pages()
         return sum(self.core(d) for d in pages), sum(self.further(d) for d in pages)
 
     def slide_minutes(self, docname: str) -> float:
@@ -252,14 +255,14 @@ def agenda_table(app: Sphinx, fromdoc: str, times: Times) -> nodes.table:
         tbody += row([nodes.paragraph("", "", _link(app, fromdoc, d)), f"{slides:g}",
                       minutes_text(core), ratio, further])
     core, further = times.totals()
-    slides = sum(times.slide_minutes(p.docname) for p in times.toc if times.counted(p.docname))
+    slides = sum(times.slide_minutes(d) for d in times.core_pages())
     tbody += row(["total", f"{slides:g}", minutes_text(core), f"{core / slides:.2f}" if slides else "–",
                   minutes_text(further)])
     return table
 
 
 def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    times = Times(app)
+    times = Times(app.env, Path(app.srcdir))
     for node in list(doctree.findall(agenda_node)):
         node.replace_self(agenda_table(app, docname, times) if node["slides"] else agenda_list(app, docname, times))
     section = next(doctree.findall(nodes.section), None)

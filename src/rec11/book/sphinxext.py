@@ -1,6 +1,7 @@
 """The book's own Sphinx extension.
 
-It does four jobs that Jupyter Book 1 does not do by itself:
+It does what Jupyter Book 1 does not do by itself (reading time is
+``rec11.book.reading``'s, live code ``rec11.book.livecode``'s):
 
 1. **No stale pages.** jupyter-cache keys a page on its own code cells only, so an
    edit to ``src/rec11`` would leave the cached outputs of the pages that import it
@@ -20,8 +21,13 @@ It does four jobs that Jupyter Book 1 does not do by itself:
 3. **Instructor notes.** ``{instructor-note}`` renders a collapsed, visually
    distinct box with the slide and its minutes. The build warns when the notes'
    minutes and the budget in ``_config.yml`` disagree by more than the stated slack.
-4. **Static files.** The book's CSS (instructor notes, accessibility fixes to the
-   theme) ships with this extension.
+4. **Live code runs what the page shows.** A cell tagged ``remove-cell`` is not in
+   the page, so Live Code never runs it: a shown cell that reads a name only such a
+   cell defines is a warning at the page and line.
+5. **Static files and theme fixes.** The book's CSS (instructor notes, print,
+   accessibility fixes to the theme) ships with this extension, and a change to it
+   alone still reaches the site. The theme's Binder logo image goes, and
+   sphinx-exercise's repeated body ids are made unique.
 """
 
 from __future__ import annotations
