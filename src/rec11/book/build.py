@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from rec11.book.notebooks import executed_notebooks
+
 EXECUTED = re.compile(r"^(?P<page>\S+?)(\.md)?: Executing notebook using", re.M)
 CACHED = re.compile(r"^(?P<page>\S+?)(\.md)?: Using cached notebook", re.M)
 
@@ -85,30 +87,6 @@ def _line_in_page(page: Path, source: str) -> str:
     text = page.read_text() if page.is_file() else ""
     at = text.find(source.strip()) if source.strip() else -1
     return str(text.count("\n", 0, at) + 1) if at >= 0 else "?"
-
-
-def executed_notebooks(build: Path):
-    """(page path relative to the book, notebook with outputs) for every executed page.
-
-    myst-nb writes each page's notebook to ``jupyter_execute``, but when a page comes
-    from jupyter-cache it writes the notebook *without* its outputs (the outputs are
-    merged into a copy). So the outputs are taken from the cache record that matches
-    the notebook, which is exactly what the page rendered.
-    """
-    import nbformat
-    from jupyter_cache import get_cache
-
-    cache_path = build / ".jupyter_cache"
-    cache = get_cache(cache_path) if cache_path.is_dir() else None
-    executed = build / "jupyter_execute"
-    for nb_path in sorted(executed.rglob("*.ipynb")):
-        nb = nbformat.read(nb_path, as_version=4)
-        if cache is not None:
-            try:
-                _, nb = cache.merge_match_into_notebook(nb)
-            except KeyError:  # not cached (execution off or excluded): use the file as it is
-                pass
-        yield nb_path.relative_to(executed).with_suffix(".md"), nb
 
 
 def export_figures(build: Path, figures: Path, book: Path) -> list[Path]:

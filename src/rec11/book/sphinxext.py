@@ -45,6 +45,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from rec11.book import notes as notes_mod
+from rec11.book.notebooks import GLUE_ROLE, paste_glue
 from rec11.cache import code_hash, imported_modules
 
 logger = logging.getLogger(__name__)
@@ -52,7 +53,6 @@ logger = logging.getLogger(__name__)
 _CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
 _USES_NOTES = re.compile(r"\bnotes\.collect\(|\bcollect_notes\(")
 _IMAGE_FILE = re.compile(r"(^|/)[^/\s]+\.(png|svg|jpe?g|gif)$", re.I)
-_GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
 MIN_ALT = 15  # characters; "figure" or "plot of x" tells a blind reader nothing
 
 
@@ -240,30 +240,13 @@ def glued_values(app: Sphinx, docname: str) -> dict:
     return json.loads(path.read_text()) if folder and path.is_file() else {}
 
 
-def fill_glue(alt: str, glued: dict) -> tuple[str, list[str]]:
-    """``alt`` with every ``{glue:text}`key:fmt``` replaced, and the keys not found."""
-    from myst_nb.core.variables import format_plain_text
-
-    missing = []
-
-    def paste(match: re.Match) -> str:
-        key, _, fmt = match[1].partition(":")
-        data = glued.get(key, {}).get("data", {})
-        if "text/plain" not in data:
-            missing.append(key)
-            return match[0]
-        return format_plain_text(data["text/plain"], fmt)
-
-    return _GLUE_ROLE.sub(paste, alt), missing
-
-
 def check_alt_text(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
     glued = None
     for image in doctree.findall(nodes.image):
-        if _GLUE_ROLE.search(image.get("alt") or ""):
+        if GLUE_ROLE.search(image.get("alt") or ""):
             glued = glued if glued is not None else glued_values(app, docname)
-            image["alt"], missing = fill_glue(image["alt"], glued)
+            image["alt"], missing = paste_glue(image["alt"], lambda key: glued.get(key, {}).get("data", {}))
             for key in missing:
                 logger.warning(f"figure alt text pastes {key!r}, which this page does not glue",
                                location=(docname, _line_of(image)), type="rec11", subtype="alt")
