@@ -20,31 +20,18 @@ were checked against.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
-import importlib.util
 import inspect
 import json
 import os
-import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable
 
 import torch
 
-PACKAGE = "rec11"
-_IMPORT_LINE = re.compile(r"^\s*(?:from|import)\s+(rec11(?:\.\w+)*)", re.M)
-
-
-def book_root(start: Path | None = None) -> Path | None:
-    """The nearest folder at or above ``start`` holding ``_config.yml``."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "_config.yml").is_file():
-            return folder
-    return None
+from rec11.sources import PACKAGE, book_root, code_hash
 
 
 def cache_dir() -> Path:
@@ -52,77 +39,6 @@ def cache_dir() -> Path:
         return Path(os.environ["REC11_CACHE_DIR"])
     root = book_root()
     return root / ".cache" / "models" if root else Path.home() / ".cache" / "rec11"
-
-
-def _module_file(name: str, package_dir: Path | None) -> Path | None:
-    """The source file of module ``name`` (dotted), without importing it."""
-    if package_dir is not None:
-        parts = name.split(".")[1:]
-        if not parts:  # the package itself
-            return package_dir / "__init__.py"
-        rel = Path(*parts)
-        for candidate in (package_dir / rel.with_suffix(".py"), package_dir / rel / "__init__.py"):
-            if candidate.is_file():
-                return candidate
-        return None
-    try:
-        spec = importlib.util.find_spec(name)
-    except ModuleNotFoundError:  # "rec11.x.name" where rec11.x is a module, name an attribute
-        return None
-    return Path(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
-
-
-def imported_modules(source: str, current: str | None = None, is_package: bool = False) -> set[str]:
-    """Every ``rec11`` module that ``source`` imports, absolute or relative.
-
-    Lines that are not Python (IPython magics, shell escapes) are skipped, so the
-    code cells of a page can be passed in as one string.
-    """
-    lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
-    try:
-        tree = ast.parse("\n".join(lines))
-    except SyntaxError:  # not Python after all: fall back to the import lines alone
-        return {m for m in _IMPORT_LINE.findall(source)} if _IMPORT_LINE.search(source) else set()
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.split(".")[0] == PACKAGE)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level and current:
-                # a package's "." is itself; a module's "." is its package
-                parent = current.split(".") if is_package else current.split(".")[:-1]
-                parent = parent[: len(parent) - (node.level - 1)]
-                base = ".".join([*parent, base]) if base else ".".join(parent)
-            if base.split(".")[0] != PACKAGE:
-                continue
-            found.add(base)
-            # "from rec11 import attention" names a module, not an attribute
-            found.update(f"{base}.{a.name}" for a in node.names)
-    return found
-
-
-def module_closure(modules: Iterable[str], package_dir: Path | None = None) -> dict[str, Path]:
-    """The given modules plus every ``rec11`` module they import, transitively."""
-    todo, files = list(modules), {}
-    while todo:
-        name = todo.pop()
-        if name in files:
-            continue
-        path = _module_file(name, package_dir)
-        if path is None:
-            continue  # an attribute picked up by "from rec11 import x"
-        files[name] = path
-        todo.extend(imported_modules(path.read_text(), name, path.name == "__init__.py"))
-    return files
-
-
-def code_hash(modules: Iterable[str], package_dir: Path | None = None) -> str:
-    """sha256 over the source of the modules' import closure, in a stable order."""
-    h = hashlib.sha256()
-    for name, path in sorted(module_closure(modules, package_dir).items()):
-        h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
 
 
 def _config_dict(config) -> dict:

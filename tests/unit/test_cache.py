@@ -7,30 +7,6 @@ import torch
 from rec11 import cache
 
 
-def test_imports_are_found_absolute_relative_and_through_from():
-    code = "import rec11.attention\nfrom rec11 import style\nfrom rec11.cache import x\nimport numpy\n%matplotlib inline"
-    assert cache.imported_modules(code) == {"rec11.attention", "rec11", "rec11.style", "rec11.cache", "rec11.cache.x"}
-    assert cache.imported_modules("from .attention import attention", "rec11.gpt") == {"rec11.attention",
-                                                                                      "rec11.attention.attention"}
-    assert cache.imported_modules("from . import notes", "rec11.book", is_package=True) == {"rec11.book",
-                                                                                           "rec11.book.notes"}
-
-
-def test_the_closure_follows_imports_between_modules(tmp_path):
-    pkg = tmp_path / "rec11"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "a.py").write_text("from rec11.b import f\n")
-    (pkg / "b.py").write_text("def f(): pass\n")
-    (pkg / "c.py").write_text("x = 1\n")
-    assert set(cache.module_closure(["rec11.a"], pkg)) == {"rec11.a", "rec11.b"}
-    before = cache.code_hash(["rec11.a"], pkg)
-    (pkg / "c.py").write_text("x = 2\n")
-    assert cache.code_hash(["rec11.a"], pkg) == before, "an unrelated module does not change the hash"
-    (pkg / "b.py").write_text("def f(): return 1\n")
-    assert cache.code_hash(["rec11.a"], pkg) != before, "an imported module does"
-
-
 @dataclasses.dataclass(frozen=True)
 class Config:
     width: int = 3
@@ -60,11 +36,6 @@ def test_load_or_train_trains_once_and_restores_the_same_weights(tmp_path, monke
 
 def test_book_root_is_found_from_a_page_folder(root):
     assert cache.book_root(root / "book") == root
-
-
-def test_an_imported_attribute_is_not_mistaken_for_a_module():
-    # "from rec11.attention import attention" names a function; the installed package is searched
-    assert set(cache.module_closure(["rec11.attention", "rec11.attention.attention"])) == {"rec11.attention"}
 
 
 def test_every_page_that_imports_the_package_gets_a_fingerprint(root):

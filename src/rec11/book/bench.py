@@ -37,7 +37,7 @@ from pathlib import Path
 from rec11.book import notes
 from rec11.book.build import execution_summary
 from rec11.book.sphinxext import page_modules
-from rec11.cache import module_closure
+from rec11.sources import module_closure
 
 ROOT = Path(__file__).resolve().parents[3]
 BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536, "page_mb": 1.0,

@@ -75,7 +75,7 @@ def main(argv=None) -> int:
         pages = args.pages
     else:
         from rec11.book.notes import toc_pages
-        from rec11.cache import book_root
+        from rec11.sources import book_root
 
         root = book_root()
         if root is None:

@@ -46,7 +46,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from rec11.book import notes as notes_mod
 from rec11.book.notebooks import GLUE_ROLE, paste_glue
-from rec11.cache import code_hash, imported_modules
+from rec11.sources import code_hash, imported_modules
 
 logger = logging.getLogger(__name__)
 
