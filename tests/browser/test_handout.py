@@ -115,6 +115,22 @@ def test_the_student_handout_has_typeset_math_and_no_web_controls_or_instructor_
     assert flat(plan) not in flat(text), f"the student handout has the {plan!r} page"
 
 
+def test_shown_code_is_whole_and_hidden_code_is_left_out(handout):
+    """Every line of code a page shows is printed, wrapped rather than cut at the margin;
+    the set-up cells (``hide-cell``) and the plotting code of ``hide-input`` cells are not.
+    Read with ``-layout``, which keeps a line's aligned comment on its line."""
+    printed = flat("".join(sheets(handout["pdfs"]["student"], "-layout")))
+    for docname in STUDENT_PAGES:
+        article = page_soup(handout["html"], docname).select_one("article")
+        for hidden in article.select("details.hide"):
+            code = flat(hidden.get_text())
+            assert code not in printed, f"{docname}: hidden code is printed: {hidden.get_text()[:80]!r}"
+            hidden.decompose()
+        for pre in article.select("div.cell .cell_input pre"):
+            cut = [line for line in pre.get_text().splitlines() if line.strip() and flat(line) not in printed]
+            assert not cut, f"{docname}: code lines missing from the handout: {cut[:3]}"
+
+
 def test_every_figure_is_in_the_handout_as_a_vector_drawing(handout):
     """Each figure's caption is printed, and so is the longest text of its SVG: text
     inside a figure is only in the PDF's text when the figure is a vector drawing (the
