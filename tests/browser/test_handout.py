@@ -84,6 +84,9 @@ def plain_stretches(myst: str) -> list[str]:
 def test_the_student_handout_is_the_whole_chapter_in_order(handout):
     html, text = handout["html"], handout["student"]
     contents = "\n".join(sheets(handout["pdfs"]["student"], "-layout")[:3])
+    dests = subprocess.run(["pdfinfo", "-dests", str(handout["pdfs"]["student"])], capture_output=True, text=True,
+                           check=True).stdout
+    links = {name: int(page) for page, name in re.findall(r'^\s*(\d+) \[.*?\] "([^"]+)"$', dests, re.M)}
     previous = 0
     for docname in STUDENT_PAGES:
         name = title(html, docname)
@@ -92,6 +95,8 @@ def test_the_student_handout_is_the_whole_chapter_in_order(handout):
         number = int(listed[1])
         assert number > previous, f"{name!r} is on page {number}, before the page listed above it"
         assert flat(text[number - 1]).startswith(flat(name)), f"page {number} does not start with {name!r}"
+        anchor = "page-" + docname.replace("/", "-")
+        assert links.get(anchor) == number, f"the contents' link to {name!r} leads to page {links.get(anchor)}"
         previous = number
 
 

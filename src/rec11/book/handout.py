@@ -47,6 +47,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
 
@@ -113,7 +114,10 @@ def instructor_name(name: str) -> str:
 
 def audience(book: Path, docname: str) -> str | None:
     """The ``audience`` of a page's front matter (``instructors`` or none)."""
-    match = re.match(r"---\n(.*?)\n---\n", (book / f"{docname}.md").read_text(), re.S)
+    source = book / f"{docname}.md"
+    if not source.is_file():
+        raise HandoutError(f"{source} is missing, but _toc.yml lists it")
+    match = re.match(r"---\n(.*?)\n---\n", source.read_text(), re.S)
     return (yaml.safe_load(match[1]) or {}).get("audience") if match else None
 
 
@@ -198,8 +202,8 @@ def compose(book: Path, html: Path, figures: Path, instructor: bool) -> tuple[st
     styles = [urljoin(base, link["href"]) for link in first.select('link[rel="stylesheet"]')]
     mathjax_config = next((s.string for s in first.find_all("script") if s.string and "window.MathJax" in s.string), "")
     mathjax = [urljoin(base, s["src"]) for s in first.select("script[src]") if "mathjax" in s["src"].lower()]
-    facts = load_substitutions(book)
-    config = yaml.safe_load((book / "_config.yml").read_text())
+    facts = {key: escape(str(value)) for key, value in load_substitutions(book).items()}
+    title = escape(yaml.safe_load((book / "_config.yml").read_text())["title"])
     head = "\n".join(
         [f'<link rel="stylesheet" href="{href}">' for href in styles]
         + [f"<style>{CSS}{INSTRUCTOR_CSS if instructor else ''}</style>",
@@ -208,11 +212,11 @@ def compose(book: Path, html: Path, figures: Path, instructor: bool) -> tuple[st
     edition_line = "Instructor edition: with the instructor notes and the session plan" if instructor else "Handout"
     cover = (f'<section class="handout-cover">'
              f'<p class="handout-course">{facts["course"]} · {facts["recitation"]} · week {facts["week"]}</p>'
-             f'<h1 class="handout-title">{config["title"]}</h1>'
+             f'<h1 class="handout-title">{title}</h1>'
              f'<p>{edition_line}</p><nav class="handout-toc" aria-labelledby="handout-contents">'
              f'<h2 id="handout-contents">Contents</h2>{contents(titled)}</nav></section>')
     page = (f'<!DOCTYPE html><html lang="en" data-theme="light"><head><meta charset="utf-8">'
-            f'<title>{config["title"]}</title>{head}</head><body><main><article class="bd-article">'
+            f'<title>{title}</title>{head}</head><body><main><article class="bd-article">'
             f'{cover}{"".join(articles)}</article></main></body></html>')
     return page, titled
 
@@ -222,10 +226,10 @@ def contents(entries: list[Entry]) -> str:
     items, part = [], None
     for i, entry in enumerate(entries):
         if entry.part != part and entry.part:
-            items.append(("" if part is None else "</ol></li>") + f'<li class="handout-part">{entry.part}<ol>')
+            items.append(("" if part is None else "</ol></li>") + f'<li class="handout-part">{escape(entry.part)}<ol>')
         part = entry.part or part
         further = ' class="handout-further"' if entry.further else ""
-        items.append(f'<li{further}><a href="#{entry.anchor}"><span>{entry.title}</span>'
+        items.append(f'<li{further}><a href="#{entry.anchor}"><span>{escape(entry.title)}</span>'
                      f'<span class="handout-leader"></span><span class="handout-number" data-entry="{i}"></span></a></li>')
     return "<ol>" + "".join(items) + ("</ol></li>" if part else "") + "</ol>"
 
@@ -235,13 +239,12 @@ def contents(entries: list[Entry]) -> str:
 
 def sheets(pdf: Path) -> list[str]:
     """The text of each sheet of a PDF (pdftotext separates sheets with form feeds)."""
-    if not shutil.which("pdftotext"):
-        raise HandoutError("pdftotext is missing: install poppler-utils (apt-get install poppler-utils)")
     text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     return text.split("\f")[:-1] if text.endswith("\f") else text.split("\f")
 
 
 def footer(facts: dict, instructor: bool) -> str:
+    facts = {key: escape(str(value)) for key, value in facts.items()}
     which = "instructor edition" if instructor else "handout"
     return ('<div style="font: 8pt sans-serif; color: #444; width: 100%; margin: 0 14mm; display: flex; '
             f'justify-content: space-between;"><span>{facts["course"]} · {facts["recitation"]} · {which}</span>'
@@ -291,12 +294,11 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
     page_html, entries = compose(book, html, figures, instructor)
     tab = load(browser, page_html, html, figures)
     options = dict(format=paper, print_background=True, display_header_footer=True, margin=MARGIN,
-                   header_template="<span></span>", footer_template=footer(load_substitutions(book), instructor),
-                   outline=True, tagged=True)
+                   header_template="<span></span>", footer_template=footer(load_substitutions(book), instructor))
     try:
         with tempfile.TemporaryDirectory() as tmp:
             draft = Path(tmp) / "draft.pdf"
-            tab.pdf(path=draft, **options)
+            tab.pdf(path=draft, **options)  # bookmarks and tags change no layout: the final print adds them
             text = sheets(draft)
         numbers = []
         for i, entry in enumerate(entries):
@@ -309,7 +311,7 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
             document.querySelectorAll('.handout-number').forEach(
                 span => { span.textContent = numbers[+span.dataset.entry]; });
         }""", numbers)
-        tab.pdf(path=out, **options)
+        tab.pdf(path=out, outline=True, tagged=True, **options)  # bookmarks from the headings; tagged for screen readers
     finally:
         tab.close()
     final = sheets(out)
@@ -320,13 +322,15 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
     return len(final)
 
 
-def make(book: Path, html: Path, figures: Path, paper: str = "Letter") -> dict[Path, int]:
-    """Both editions; {pdf: sheets}."""
+def make(book: Path, html: Path, figures: Path, paper: str = "Letter") -> dict[Path, tuple[int, float]]:
+    """Both editions; {pdf: (sheets, seconds to compose and print it)}."""
     if not (html / "index.html").is_file():
         raise HandoutError(f"no built site at {html} ({html / 'index.html'} is missing): "
                            "build the book first (python -m rec11.book.build)")
     if not Path(CHROMIUM).is_file():
         raise HandoutError(f"Chromium is missing: {CHROMIUM} (install chromium, or set REC11_CHROMIUM)")
+    if not shutil.which("pdftotext"):  # it finds the pages the contents give
+        raise HandoutError("pdftotext is missing: install poppler-utils (apt-get install poppler-utils)")
     name = load_substitutions(book).get("handout")
     if not name:
         raise HandoutError(f"{book / '_config.yml'}: the course fact `handout` (the PDF's file name) is missing")
@@ -337,7 +341,9 @@ def make(book: Path, html: Path, figures: Path, paper: str = "Letter") -> dict[P
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             for instructor, pdf in ((False, html / name), (True, html / instructor_name(name))):
-                written[pdf] = print_edition(browser, book, html, figures, pdf, paper, instructor)
+                start = time.perf_counter()
+                count = print_edition(browser, book, html, figures, pdf, paper, instructor)
+                written[pdf] = count, time.perf_counter() - start
         finally:
             browser.close()
     return written
@@ -357,8 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     except HandoutError as err:
         print(f"rec11: handout: {err}", file=sys.stderr)
         return 1
-    for pdf, count in written.items():
-        print(f"rec11: wrote {pdf} ({count} pages, {args.paper}, {pdf.stat().st_size / 1e6:.1f} MB)")
+    for pdf, (count, seconds) in written.items():
+        print(f"rec11: wrote {pdf} ({count} pages, {args.paper}, {pdf.stat().st_size / 1e6:.1f} MB, {seconds:.1f} s)")
     print(f"rec11: the handout took {time.perf_counter() - start:.1f} s")
     return 0
 
