@@ -216,8 +216,7 @@ def compose(book: Path, html: Path, figures: Path, instructor: bool) -> tuple[st
              f'<p>{edition_line}</p><nav class="handout-toc" aria-labelledby="handout-contents">'
              f'<h2 id="handout-contents">Contents</h2>{contents(titled)}</nav></section>')
     page = (f'<!DOCTYPE html><html lang="en" data-theme="light"><head><meta charset="utf-8">'
-            f'<title>{title}</title>{head}</head><body><main><article class="bd-article">'
-            f'{cover}{"".join(articles)}</article></main></body></html>')
+            f'<title>{title}</title>{head}</head><body><main>{cover}{"".join(articles)}</main></body></html>')
     return page, titled
 
 
@@ -230,7 +229,8 @@ def contents(entries: list[Entry]) -> str:
         part = entry.part or part
         further = ' class="handout-further"' if entry.further else ""
         items.append(f'<li{further}><a href="#{entry.anchor}"><span>{escape(entry.title)}</span>'
-                     f'<span class="handout-leader"></span><span class="handout-number" data-entry="{i}"></span></a></li>')
+                     '<span class="handout-leader"></span>'
+                     f'<span class="handout-number" data-entry="{i}"></span></a></li>')
     return "<ol>" + "".join(items) + ("</ol></li>" if part else "") + "</ol>"
 
 
@@ -239,7 +239,8 @@ def contents(entries: list[Entry]) -> str:
 
 def sheets(pdf: Path) -> list[str]:
     """The text of each sheet of a PDF (pdftotext separates sheets with form feeds)."""
-    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"],
+                          capture_output=True, text=True, check=True).stdout
     return text.split("\f")[:-1] if text.endswith("\f") else text.split("\f")
 
 
@@ -311,7 +312,8 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
             document.querySelectorAll('.handout-number').forEach(
                 span => { span.textContent = numbers[+span.dataset.entry]; });
         }""", numbers)
-        tab.pdf(path=out, outline=True, tagged=True, **options)  # bookmarks from the headings; tagged for screen readers
+        # bookmarks from the headings; tags let a screen reader follow the text
+        tab.pdf(path=out, outline=True, tagged=True, **options)
     finally:
         tab.close()
     final = sheets(out)
