@@ -272,6 +272,7 @@ PAGE = """<!DOCTYPE html>
 </head>
 <body>
 <main>
+<h1 class="rec11-deck-title">Slides · {title}</h1>
 <div class="reveal">
 <div class="slides">
 {slides}

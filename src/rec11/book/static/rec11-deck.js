@@ -24,5 +24,10 @@
     transition: "none",
     slideNumber: "c/t",
     plugins: [RevealNotes],
+  }).then(() => {
+    // reveal's arrows are an <aside>: a complementary landmark may not sit inside <main>
+    const controls = document.querySelector(".reveal .controls");
+    controls.setAttribute("role", "region");
+    controls.setAttribute("aria-label", "Slide controls");
   });
 })();
