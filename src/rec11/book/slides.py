@@ -61,7 +61,9 @@ CELL = "tag_slide"  # myst-nb's class on a code cell tagged `slide`
 NOTE = "instructor-note"  # the class of rec11.book.sphinxext's note box
 DECK = "slides/index.html"
 REVEAL = "reveal.js"  # the npm package
-REVEAL_FILES = ("dist", "plugin/notes")  # what the deck loads: core, theme, speaker view
+# what the deck loads: the core, the white theme and its font, the speaker view
+REVEAL_FILES = ("dist/reset.css", "dist/reveal.css", "dist/reveal.js", "dist/theme/white.css",
+                "dist/theme/fonts/source-sans-pro", "plugin/notes/notes.js", "LICENSE")
 WIDTH, HEIGHT = 1280, 720
 
 
@@ -317,8 +319,13 @@ def copy_reveal(srcdir: Path, static: Path) -> str:
         raise FileNotFoundError(
             f"rec11.book.slides: the npm package {REVEAL!r} is missing (looked in {looked}). Run "
             "`npm ci` in the repository root; the exact version is pinned in package.json.")
-    for folder in REVEAL_FILES:
-        shutil.copytree(found / folder, static / "revealjs" / folder, ignore=livecode._skip, dirs_exist_ok=True)
+    for name in REVEAL_FILES:
+        source, target = found / name, static / "revealjs" / name
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=livecode._skip, dirs_exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
     return json.loads((found / "package.json").read_text())["version"]
 
 
