@@ -25,10 +25,14 @@ NOTES = notes.collect(book_dir())
 MARKUP = "code, em, strong, span.math, div.math"
 
 # Every element of the current slide (speaker notes aside) inside the slide's box,
-# in the deck's own 1280×720 units; code and tables do not scroll sideways.
+# in the deck's own 1280×720 units; code and tables do not scroll sideways; no text
+# or image under reveal's arrows or slide number.
 OVERFLOW = """() => {
   const box = document.querySelector('.reveal .slides').getBoundingClientRect();
   const scale = Reveal.getScale(), slide = Reveal.getCurrentSlide(), out = [];
+  const chromes = [...document.querySelectorAll('.reveal .controls button, .reveal .slide-number')]
+    .filter(e => getComputedStyle(e).visibility === 'visible' && getComputedStyle(e).display !== 'none')
+    .map(e => e.getBoundingClientRect());
   for (const el of slide.querySelectorAll('*')) {
     if (el.closest('aside.notes') || el.closest('mjx-assistive-mml')) continue;
     const r = el.getBoundingClientRect();
@@ -36,6 +40,17 @@ OVERFLOW = """() => {
     if (r.width && r.height && past > 1) out.push(`${el.tagName} ${Math.round(past / scale)} px out`);
     if (/^(PRE|TABLE)$/.test(el.tagName) && el.scrollWidth > el.clientWidth + 1) out.push(`${el.tagName} scrolls`);
   }
+  const under = (r, what) => chromes.forEach(c => {
+    if (r.width && r.left < c.right && c.left < r.right && r.top < c.bottom && c.top < r.bottom) out.push(`${what} under reveal's controls`);
+  });
+  const walker = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.textContent.trim() || node.parentElement.closest('aside.notes, mjx-assistive-mml')) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    for (const r of range.getClientRects()) under(r, JSON.stringify(node.textContent.trim().slice(0, 30)));
+  }
+  slide.querySelectorAll('img, mjx-container svg').forEach(el => under(el.getBoundingClientRect(), el.tagName));
   return out;
 }"""
 
@@ -174,3 +189,12 @@ def test_the_page_link_to_the_deck_is_not_printed(deck, site):
     assert link.is_visible() and re.search(r"\S", link.inner_text())
     page.emulate_media(media="print")
     assert not link.is_visible()
+
+
+def test_math_is_typeset_by_the_sites_own_mathjax(deck):
+    script = deck.evaluate("document.querySelector('script[src*=\"mathjax\"]').src")
+    assert script.endswith("/_static/mathjax/tex-svg.js")
+    assert deck.evaluate("document.querySelectorAll('.slides mjx-container svg').length") > 20
+    raw = deck.evaluate("[...document.querySelectorAll('.slides span.math, .slides div.math')]"
+                        ".filter(m => !m.querySelector('mjx-container')).map(m => m.textContent)")
+    assert not raw, f"math left as TeX: {raw[:3]}"
