@@ -153,7 +153,7 @@ def slides_of(env, docname: str) -> list[tuple[str, float]]:
 def deck_links(env, fromdoc: str, docname: str) -> list[nodes.Node]:
     """A list of links, from ``fromdoc``, to each slide of page ``docname``."""
     slides = slides_of(env, docname)
-    if not slides:
+    if not slides or env.app.builder.name != "html":  # only the html build writes the deck
         return []
     items = nodes.bullet_list(classes=["rec11-deck-links"])
     for title, minutes in slides:
@@ -166,7 +166,7 @@ def link_to_deck(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """A small link to the page's first slide, under its reading-time line."""
     slides = slides_of(app.env, docname)
     section = next(doctree.findall(nodes.section), None)
-    if not slides or section is None:
+    if not slides or section is None or app.builder.name != "html":  # the deck's only builder
         return
     after = next((p for p in section.children if "rec11-reading-time" in p.get("classes", [])), None)
     after = after or section.next_node(nodes.title)
