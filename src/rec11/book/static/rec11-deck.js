@@ -1,4 +1,4 @@
-/* The instructor's deck (rec11.book.slides): reveal.js at the size the build checks,
+/* The instructor's deck (rec11.book.slides): reveal.js at 1280x720 (the size the tests check),
    speaker notes on S, math by the site's MathJax (SVG, so the speaker view can show it). */
 (function () {
   const size = JSON.parse(document.getElementById("rec11-deck-config").textContent);
