@@ -38,7 +38,7 @@ def test_a_note_without_minutes_is_an_error():
 
 # The seed's slides in order, with the minutes of their speaker notes.
 SEED = [
-    ("Recitation 11 (title)", 2), ("The one idea", 5), ("Tokens are a matrix", 5),
+    ("Recitation 11", 2), ("The one idea", 5), ("Tokens are a matrix", 5),
     ("Q, K, V are three views of the same input", 5), ("Attention, in four lines", 6),
     ("Three details that are not decoration", 8), ("Multi-head is only a reshape", 5),
     ("Reading an attention map, carefully", 6), ("Generation is a loop", 5),

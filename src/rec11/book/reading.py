@@ -29,6 +29,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from rec11.book.notes import toc_chapters
+from rec11.book.slides import deck_links  # each slide of a page, linked in the deck
 
 WORDS_PER_MINUTE = 200
 SECONDS_PER_FIGURE = 20
@@ -240,7 +241,7 @@ def agenda_table(app: Sphinx, fromdoc: str, times: Times) -> nodes.table:
         r = nodes.row()
         for cell in cells:
             entry = nodes.entry()
-            entry += cell if isinstance(cell, nodes.Element) else nodes.paragraph(text=str(cell))
+            entry += cell if isinstance(cell, (nodes.Element, list)) else nodes.paragraph(text=str(cell))
             r += entry
         return r
 
@@ -252,7 +253,8 @@ def agenda_table(app: Sphinx, fromdoc: str, times: Times) -> nodes.table:
         slides, core = times.slide_minutes(d), times.core(d)
         ratio = f"{core / slides:.2f}" if slides else "–"
         further = minutes_text(times.further(d)) if page.further else "–"
-        tbody += row([nodes.paragraph("", "", _link(app, fromdoc, d)), f"{slides:g}",
+        page_cell = [nodes.paragraph("", "", _link(app, fromdoc, d)), *deck_links(app.env, fromdoc, d)]
+        tbody += row([page_cell, f"{slides:g}",
                       minutes_text(core), ratio, further])
     core, further = times.totals()
     slides = sum(times.slide_minutes(d) for d in times.core_pages())
