@@ -1,7 +1,8 @@
 # The book's two commands:
 #   make build   create .venv if needed, execute every page, write _build/html, export figures/
 #   make test    create .venv if needed, run the whole test suite
-# and helpers: make preview (live reload while editing), make bench (writes BENCHMARKS.md), make clean.
+# and helpers: make slides and make handout (the deck and the PDFs, from the build),
+# make preview (live reload while editing), make bench (writes BENCHMARKS.md), make clean.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -12,7 +13,7 @@ TORCH_INDEX_URL ?=
 PIP_EXTRA := $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL),)
 PREVIEW_PORT ?= 8000
 
-.PHONY: build test preview bench clean
+.PHONY: build test slides handout preview bench clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +25,16 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 # in package-lock.json), so both commands install the npm packages first.
 build: $(VENV)/.installed node_modules/.installed
 	$(PY) -m rec11.book.build
+
+# The instructor's reveal.js deck: every build writes it (rec11.book.slides).
+slides: build
+	@echo "slides: _build/html/slides/index.html (press S for the speaker notes)"
+
+# The printable handout: the student PDF and its instructor edition, into _build/html,
+# printed from the built pages (rec11.book.handout). Needs Chromium (REC11_CHROMIUM,
+# default /usr/bin/chromium) and poppler-utils (pdftotext).
+handout: build
+	$(PY) -m rec11.book.handout
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund

@@ -186,6 +186,13 @@ def test_the_landing_and_exercises_pages_link_to_the_student_handout(handout):
                 f"{docname} links to {link['href']}, not to the handout"
 
 
+def test_the_session_plan_links_to_both_editions(handout):
+    links = page_soup(handout["html"], "book/instructor").select("article a.rec11-handout-link")
+    targets = {(handout["html"] / "book" / link["href"]).resolve() for link in links}
+    assert targets == {pdf.resolve() for pdf in handout["pdfs"].values()}, targets
+    assert all(target.is_file() for target in targets)
+
+
 # --- errors name what is missing ---------------------------------------------------------
 
 

@@ -375,7 +375,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class HandoutLink(SphinxRole):
-    """``{handout}`text``` links to the student PDF, which sits at the site's root."""
+    """``{handout}`text``` links to the student PDF, ``{handout-instructor}`text``` to the
+    instructor edition; both sit at the site's root."""
+
+    def __init__(self, instructor: bool = False):
+        self.instructor = instructor
 
     def run(self):
         name = self.config.myst_substitutions.get("handout")
@@ -384,12 +388,14 @@ class HandoutLink(SphinxRole):
                 "the {handout} role needs the course fact `handout` (parse.myst_substitutions in _config.yml)",
                 line=self.lineno)
             return [self.inliner.problematic(self.rawtext, self.rawtext, message)], [message]
+        name = instructor_name(name) if self.instructor else name
         uri = "../" * self.env.docname.count("/") + name
         return [nodes.reference(self.rawtext, self.text, refuri=uri, classes=["rec11-handout-link"])], []
 
 
 def setup(app) -> dict:
     app.add_role("handout", HandoutLink())
+    app.add_role("handout-instructor", HandoutLink(instructor=True))
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
