@@ -1,6 +1,6 @@
 """A denoising diffusion model (DDPM, Ho et al. 2020) for 2-D points, written to be read.
 
-Shape letters: N batch, D data dimensions (2), T noise steps, h hidden width.
+Shape letters: N batch, D data dimensions (2), T noise steps.
 
 Indexing: code follows the slide, t = 0..T-1, so ``abar[t]`` is the paper's
 ᾱ_{t+1} and ``q_sample(x0, t, ...)`` draws the paper's x_{t+1}. ``abar[0] = 1 - β_1``.
@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rec11 import cache, data  # modules, so that rec11.cache can trace them
+from rec11 import cache, data
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class DiffusionConfig:
     beta_1: float = 1e-4  # Ho et al.'s linear schedule at T = 1000; other T rescale it
     beta_T: float = 0.02
     t_dim: int = 32  # width of the sinusoidal time embedding
-    h: int = 128  # hidden width of the denoiser
+    hidden: int = 128  # width of the denoiser's hidden layers
     n_layers: int = 3  # hidden layers of the denoiser
     lr: float = 2e-3  # decays to 0 along a half cosine, so the weights settle at the end
     # the target eps is pure noise, so each step's gradient is mostly noise too and the
@@ -122,12 +122,12 @@ class Denoiser(nn.Module):
     def __init__(self, cfg: DiffusionConfig):
         super().__init__()
         self.cfg = cfg
-        widths = [cfg.D] + [cfg.h] * (cfg.n_layers - 1)
-        self.layers = nn.ModuleList(nn.Linear(w, cfg.h) for w in widths)
+        widths = [cfg.D] + [cfg.hidden] * (cfg.n_layers - 1)
+        self.layers = nn.ModuleList(nn.Linear(w, cfg.hidden) for w in widths)
         # every layer gets its own view of the step, not only the first: how much to
         # denoise depends on t everywhere in the network (the DDPM U-Net does the same)
-        self.t_proj = nn.ModuleList(nn.Linear(cfg.t_dim, cfg.h) for _ in widths)
-        self.out = nn.Linear(cfg.h, cfg.D)
+        self.t_proj = nn.ModuleList(nn.Linear(cfg.t_dim, cfg.hidden) for _ in widths)
+        self.out = nn.Linear(cfg.hidden, cfg.D)
         self.calls = 0  # forward passes so far: training vs sampling cost, counted
 
     def forward(self, xt, t):
@@ -143,7 +143,7 @@ class Denoiser(nn.Module):
 # ---------------------------------------------------------------- training
 
 
-def train_diffusion(model: Denoiser, X: torch.Tensor) -> dict:
+def train(model: Denoiser, X: torch.Tensor) -> dict:
     """cfg.steps Adam steps on minibatches of X; the model ends holding the EMA weights."""
     cfg = model.cfg
     _, _, abar = schedule(cfg)
@@ -158,10 +158,10 @@ def train_diffusion(model: Denoiser, X: torch.Tensor) -> dict:
         model.train()
         for _ in range(cfg.steps):
             x0 = X[torch.randint(0, len(X), (cfg.batch_size,))]  # (N, D)
-            # the slide's four lines
+            # the slide's four lines, the closed form as q_sample
             t = torch.randint(0, T, (x0.shape[0],))
             eps = torch.randn_like(x0)
-            xt = abar[t].sqrt()[:,None]*x0 + (1-abar[t]).sqrt()[:,None]*eps
+            xt = q_sample(x0, t, eps, abar)
             loss = F.mse_loss(model(xt, t), eps)  # predict the noise you added
 
             opt.zero_grad(set_to_none=True)
@@ -194,16 +194,17 @@ def training_data(cfg: DiffusionConfig) -> torch.Tensor:
     return data.toy_2d(cfg.data, cfg.n_train, cfg.noise, seed=cfg.seed)
 
 
-def fit_diffusion(cfg: DiffusionConfig = DiffusionConfig(), name: str = "diffusion-2d"):
-    """(model, info): an EMA denoiser trained on ``training_data(cfg)``, cached."""
+def make(cfg: DiffusionConfig) -> Denoiser:
+    """A freshly initialised denoiser, seeded without disturbing the caller's random state."""
+    with torch.random.fork_rng():
+        torch.manual_seed(cfg.seed)
+        return Denoiser(cfg)
+
+
+def load(cfg: DiffusionConfig = DiffusionConfig(), name: str = "diffusion-2d"):
+    """(model, info): an EMA denoiser trained on ``training_data(cfg)``, from the cache when it can be."""
     X = training_data(cfg)
-
-    def make():
-        with torch.random.fork_rng():
-            torch.manual_seed(cfg.seed)
-            return Denoiser(cfg)
-
-    return cache.load_or_train(name, cfg, make, lambda model: train_diffusion(model, X))
+    return cache.load_or_train(name, cfg, lambda: make(cfg), lambda model: train(model, X))
 
 
 # ---------------------------------------------------------------- sampling

@@ -18,8 +18,6 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-# "from rec11 import attention", not "from rec11.attention import ...": the model cache's
-# import scanner would take the imported names for modules.
 from rec11 import attention
 
 

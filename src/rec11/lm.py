@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 import torch
 from torch.nn import functional as F
 
-# Modules, not names ("from rec11.gpt import GPT"): the model cache's import scanner
-# would take the imported names for modules.
 from rec11 import cache, gpt, grammar
 
 

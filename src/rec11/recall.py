@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rec11 import attention as attn, cache  # modules, so that rec11.cache can trace them
+from rec11 import attention as attn, cache
 
 DIAG_SEED = 1234  # the fixed batch for diagnostics
 EVAL_SEED = 4321  # the fixed held-out batch for final loss and accuracy
@@ -37,7 +37,7 @@ class RecallConfig:
     d: int = 64  # embedding width, fixed so that d_k alone changes
     lr: float = 1e-2  # Adam; fine for the scaled model, too much for unscaled d_k=512
     steps: int = 400
-    batch: int = 64
+    batch_size: int = 64
     seed: int = 0
     log_every: int = 20  # curves: mean over each window of this many steps, diagnose at its end
     n_eval: int = 1024  # held-out sequences for the final numbers
@@ -81,10 +81,12 @@ class RecallModel(nn.Module):
         return self.readout(out.squeeze(1)), A  # (N, n_values)
 
 
-def make_model(cfg: RecallConfig) -> RecallModel:
-    """The model, initialised from cfg.seed: same seed and d_k, same weights, scaled or not."""
-    torch.manual_seed(cfg.seed)
-    return RecallModel(cfg)
+def make(cfg: RecallConfig) -> RecallModel:
+    """The model, initialised from cfg.seed: same seed and d_k, same weights, scaled or not.
+    Seeded without disturbing the caller's random state."""
+    with torch.random.fork_rng():
+        torch.manual_seed(cfg.seed)
+        return RecallModel(cfg)
 
 
 def diagnose(model: RecallModel, cfg: RecallConfig, N: int = 256) -> dict:
@@ -151,7 +153,7 @@ def train(model: RecallModel, cfg: RecallConfig) -> dict:
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     steps, losses, accs, window = [], [], [], []
     for step in range(1, cfg.steps + 1):
-        keys, values, query, target = make_batch(cfg, cfg.batch, gen)
+        keys, values, query, target = make_batch(cfg, cfg.batch_size, gen)
         logits, _ = model(keys, values, query)
         loss = F.cross_entropy(logits, target)
         opt.zero_grad(set_to_none=True)
@@ -179,16 +181,16 @@ def train(model: RecallModel, cfg: RecallConfig) -> dict:
     }
 
 
-def run(cfg: RecallConfig) -> tuple[RecallModel, dict]:
-    """Train once and cache on disk (rec11.cache); later calls load the result."""
-    return cache.load_or_train("recall", cfg, lambda: make_model(cfg), lambda m: train(m, cfg))
+def load(cfg: RecallConfig = RecallConfig()) -> tuple[RecallModel, dict]:
+    """(model, info): trained now, or loaded from the model cache (rec11.cache)."""
+    return cache.load_or_train("recall", cfg, lambda: make(cfg), lambda m: train(m, cfg))
 
 
 SETTINGS = [(8, True), (8, False), (512, True), (512, False)]  # (d_k, scaled)
 
 
 def grid(base: RecallConfig = RecallConfig(), lrs=(None,), seeds=(None,)) -> list[dict]:
-    """``run`` every (d_k, scaled) in SETTINGS at each learning rate and seed.
+    """``load`` every (d_k, scaled) in SETTINGS at each learning rate and seed.
 
     None means base.lr or base.seed. Returns the ``info`` dicts, with the learning
     rate outermost, then the seed, then SETTINGS in order.
@@ -205,4 +207,4 @@ def grid(base: RecallConfig = RecallConfig(), lrs=(None,), seeds=(None,)) -> lis
         for seed in seeds
         for d_k, scaled in SETTINGS
     ]
-    return [run(cfg)[1] for cfg in cfgs]
+    return [load(cfg)[1] for cfg in cfgs]

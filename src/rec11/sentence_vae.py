@@ -29,18 +29,12 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-# Modules, not names: the model cache's import scanner traces these into the code hash.
-from rec11 import cache, gpt, grammar, lm
+from rec11 import cache, gpt, grammar, lm, vae
 
 # Bowman et al. (2016) replace dropped words with <unk>; the grammar has none, and
 # <pad> is never a target and otherwise appears as an input only after </s>, so it
 # serves as the blank that says "a word was here".
 BLANK_ID = grammar.PAD_ID
-
-# Burda et al. (2016): a latent dimension is active if its posterior mean varies
-# with the input, Var_x(mu) > 0.01 (the same definition as rec11.vae).
-ACTIVE_THRESHOLD = 1e-2
-
 
 @dataclass(frozen=True)
 class SentenceVAEConfig:
@@ -99,7 +93,7 @@ class SentenceVAE(nn.Module):
         """ids: (N, T). Returns logits (N, T-1, V) for ids[:, 1:], mu (N, Z), logvar (N, Z)."""
         encoder, x = self.encoder, ids
         mu, logvar = encoder(x).chunk(2, dim=1)  # (N, Z), (N, Z)
-        z = mu + torch.exp(0.5 * logvar) * torch.randn_like(mu)  # (N, Z)
+        z = vae.reparameterize(mu, logvar)  # (N, Z)
         inputs = drop_words(ids[:, :-1], word_dropout)  # (N, T-1)
         return self.decode(inputs, z), mu, logvar
 
@@ -113,7 +107,7 @@ def sentence_nll(logits, ids):
 
 def kl_per_sentence(mu, logvar):
     """(N,) KL( q(z|x) || N(0, I) ) of each sentence, in nats."""
-    return -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp(), dim=1)
+    return vae.kl_terms(mu, logvar).sum(1)
 
 
 def sentence_vae_loss(logits, ids, mu, logvar, beta: float = 1.0):
@@ -164,7 +158,7 @@ def train(model: SentenceVAE, cfg: SentenceVAEConfig) -> dict:
     return curves
 
 
-def fit(cfg: SentenceVAEConfig = SentenceVAEConfig(), name: str = "sentence-vae"):
+def load(cfg: SentenceVAEConfig = SentenceVAEConfig(), name: str = "sentence-vae"):
     """(model, info): trained now, or loaded from the model cache."""
     return cache.load_or_train(name, cfg, make=lambda: make(cfg), train=lambda model: train(model, cfg))
 
@@ -176,9 +170,9 @@ LOW_BETA = replace(COLLAPSE, beta=0.2)
 RUNS = {"plain": COLLAPSE, "word dropout": WORD_DROPOUT, "low beta": LOW_BETA}
 
 
-def fit_all(runs: dict[str, SentenceVAEConfig] = RUNS) -> dict:
+def load_all(runs: dict[str, SentenceVAEConfig] = RUNS) -> dict:
     """{name: (model, info)} for each run."""
-    return {name: fit(cfg) for name, cfg in runs.items()}
+    return {name: load(cfg) for name, cfg in runs.items()}
 
 
 # ---------------------------------------------------------------- measuring a trained model
@@ -197,7 +191,7 @@ def posterior(model: SentenceVAE, ids):
 
 def sample_z(mu, logvar, generator=None):
     """(N, Z) one draw from each posterior, reproducible with a generator."""
-    return mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=generator)
+    return vae.reparameterize(mu, logvar, torch.randn(mu.shape, generator=generator))
 
 
 @torch.no_grad()
@@ -245,7 +239,7 @@ def evaluate(model: SentenceVAE, ids, generator=None) -> dict:
     z = sample_z(mu, logvar, generator)  # (N, Z)
     other = torch.roll(z, 1, dims=0)  # each sentence gets its neighbour's draw
     own_ll, other_ll = log_likelihood(model, ids, z), log_likelihood(model, ids, other)
-    kl_dims = (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp())).mean(0)  # (Z,)
+    kl_dims = vae.kl_per_dim(mu, logvar)  # (Z,)
     return {
         "recon": -own_ll.mean().item(),
         "kl": kl_dims.sum().item(),
@@ -256,7 +250,7 @@ def evaluate(model: SentenceVAE, ids, generator=None) -> dict:
         "mu_sq": mu.pow(2).mean().item(),
         "var": logvar.exp().mean().item(),
         "kl_per_dim": kl_dims.tolist(),
-        "active_units": int((mu.var(0) > ACTIVE_THRESHOLD).sum()),
+        "active_units": vae.active_units(mu),
     }
 
 

@@ -1,9 +1,12 @@
 """A variational autoencoder for the 8×8 digits, written to be read.
 
-Shape letters: N batch, D pixels (64), L latent dimensions, h hidden width.
+Shape letters: N batch, D pixels (64), Z latent dimensions.
 
 The model does exactly the slide's two lines (encode to mean and log-variance,
-then reparameterise), and the loss is the slide's three lines:
+then reparameterise), and the loss is the slide's three lines. This module is the
+one home of that maths: ``reparameterize``, ``kl_terms`` (and the sums of it,
+``kl_gaussian`` and ``kl_per_dim``) and ``active_units``; ``rec11.sentence_vae``
+uses them too.
 
     recon = F.mse_loss(xhat, x, reduction='sum')
     kl    = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
@@ -31,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rec11 import cache, data  # modules, so that rec11.cache can trace them
+from rec11 import cache, data
 
 # Burda, Grosse & Salakhutdinov (2016), "Importance Weighted Autoencoders" (ICLR):
 # latent unit u is *active* if Var_x( E_{q(z|x)}[z_u] ) > 1e-2, i.e. its posterior mean
@@ -42,8 +45,8 @@ ACTIVE_THRESHOLD = 1e-2
 @dataclass(frozen=True)
 class VAEConfig:
     D: int = 64  # pixels of an 8×8 digit
-    L: int = 8  # latent dimensions
-    h: int = 128  # hidden width of encoder and decoder
+    z_dim: int = 8  # Z, latent dimensions
+    hidden: int = 128  # width of the encoder's and the decoder's hidden layers
     # weight of the KL term, the slide's exchange rate. 0.3, not the textbook 1: at this
     # pixel scale beta = 1 is a decoder noise of s² = 0.5 (see the top of the file), and
     # its reconstructions are already close to the blurred average digit
@@ -58,49 +61,64 @@ class VAE(nn.Module):
     def __init__(self, cfg: VAEConfig):
         super().__init__()
         self.cfg = cfg
-        # 2*L outputs: the first L are mu, the last L log-variance (chunked in forward)
+        # 2*Z outputs: the first Z are mu, the last Z log-variance (chunked in forward)
         self.encoder = nn.Sequential(
-            nn.Linear(cfg.D, cfg.h), nn.ReLU(),
-            nn.Linear(cfg.h, cfg.h), nn.ReLU(),
-            nn.Linear(cfg.h, 2 * cfg.L),
+            nn.Linear(cfg.D, cfg.hidden), nn.ReLU(),
+            nn.Linear(cfg.hidden, cfg.hidden), nn.ReLU(),
+            nn.Linear(cfg.hidden, 2 * cfg.z_dim),
         )
         # sigmoid: pixels are in [0, 1], so the reconstruction is too
         self.decoder = nn.Sequential(
-            nn.Linear(cfg.L, cfg.h), nn.ReLU(),
-            nn.Linear(cfg.h, cfg.h), nn.ReLU(),
-            nn.Linear(cfg.h, cfg.D), nn.Sigmoid(),
+            nn.Linear(cfg.z_dim, cfg.hidden), nn.ReLU(),
+            nn.Linear(cfg.hidden, cfg.hidden), nn.ReLU(),
+            nn.Linear(cfg.hidden, cfg.D), nn.Sigmoid(),
         )
 
     def forward(self, x):
-        """x: (N, D). Returns xhat (N, D), mu (N, L), logvar (N, L)."""
+        """x: (N, D). Returns xhat (N, D), mu (N, Z), logvar (N, Z)."""
         encoder = self.encoder
         # the network predicts log-variance, not variance: any real output is valid,
         # and exp() makes the variance positive for free
-        mu, logvar = encoder(x).chunk(2, dim=1)  # (N, L), (N, L)
-        # the reparameterisation trick: the randomness sits in eps, which needs no
-        # gradient, and mu and sigma stay on the differentiable path
-        z = mu + torch.exp(0.5 * logvar) * torch.randn_like(mu)  # (N, L)
+        mu, logvar = encoder(x).chunk(2, dim=1)  # (N, Z), (N, Z)
+        z = reparameterize(mu, logvar)  # (N, Z)
         xhat = self.decoder(z)  # (N, D)
         return xhat, mu, logvar
 
 
+def reparameterize(mu, logvar, eps=None):
+    """z = mu + sigma * eps, eps ~ N(0, I): the slide's line. (N, Z) each.
+
+    The randomness sits in eps, which needs no gradient, so mu and sigma stay on the
+    differentiable path. Pass eps to choose the noise (a seeded draw, for example).
+    """
+    eps = torch.randn_like(mu) if eps is None else eps
+    return mu + torch.exp(0.5 * logvar) * eps
+
+
+def kl_terms(mu, logvar):
+    """(N, Z): KL( N(mu, diag(exp(logvar))) || N(0, I) ) of each example, per dimension.
+
+    The slide's closed form before its sum; the sums below are the ways it is used.
+    """
+    return -0.5 * (1 + logvar - mu.pow(2) - logvar.exp())
+
+
 def kl_gaussian(mu, logvar):
-    """KL( N(mu, diag(exp(logvar))) || N(0, I) ), summed over latents and batch."""
-    kl = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
-    return kl
+    """The slide's KL: summed over latent dimensions and the batch."""
+    return kl_terms(mu, logvar).sum()
+
+
+def kl_per_dim(mu, logvar):
+    """(Z,) average KL of each latent dimension over the batch, in nats."""
+    return kl_terms(mu, logvar).mean(0)
 
 
 def vae_loss(xhat, x, mu, logvar, beta: float = 1.0):
     """The slide's loss, summed over the batch. Returns (loss, recon, kl)."""
     recon = F.mse_loss(xhat, x, reduction='sum')
-    kl = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    kl = kl_gaussian(mu, logvar)
     loss = recon + beta * kl
     return loss, recon, kl
-
-
-def kl_per_dim(mu, logvar):
-    """(L,) average KL of each latent dimension over the batch, in nats."""
-    return (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp())).mean(0)
 
 
 def active_units(mu, threshold: float = ACTIVE_THRESHOLD) -> int:
@@ -111,7 +129,7 @@ def active_units(mu, threshold: float = ACTIVE_THRESHOLD) -> int:
 # ---------------------------------------------------------------- training
 
 
-def train_vae(model: VAE, X: torch.Tensor) -> dict:
+def train(model: VAE, X: torch.Tensor) -> dict:
     """Adam on minibatches of X for cfg.epochs epochs; returns per-epoch curves (per image)."""
     cfg = model.cfg
     with torch.random.fork_rng():  # leave the caller's random stream as it was
@@ -138,19 +156,20 @@ def train_vae(model: VAE, X: torch.Tensor) -> dict:
 
 
 # the latent-space figure: two latent dimensions can be plotted as they are
-LATENT2 = VAEConfig(L=2)
+LATENT2 = VAEConfig(z_dim=2)
 
 
-def fit_vae(cfg: VAEConfig = VAEConfig(), name: str = "vae-digits"):
+def make(cfg: VAEConfig) -> VAE:
+    """A freshly initialised model, seeded without disturbing the caller's random state."""
+    with torch.random.fork_rng():
+        torch.manual_seed(cfg.seed)
+        return VAE(cfg)
+
+
+def load(cfg: VAEConfig = VAEConfig(), name: str = "vae-digits"):
     """(model, info): a VAE trained on the digits' training split, from the cache when it can be."""
     X_train = data.digits_split()[0]
-
-    def make():
-        with torch.random.fork_rng():
-            torch.manual_seed(cfg.seed)
-            return VAE(cfg)
-
-    return cache.load_or_train(name, cfg, make, lambda model: train_vae(model, X_train))
+    return cache.load_or_train(name, cfg, lambda: make(cfg), lambda model: train(model, X_train))
 
 
 def beta_sweep(betas=(0.1, 0.3, 1.0, 2.0, 3.0), base: VAEConfig = VAEConfig()):
@@ -159,7 +178,7 @@ def beta_sweep(betas=(0.1, 0.3, 1.0, 2.0, 3.0), base: VAEConfig = VAEConfig()):
     The cache key holds the whole config, so the member whose config equals the main
     model's is the main model, trained once.
     """
-    return {b: fit_vae(replace(base, beta=b)) for b in betas}
+    return {b: load(replace(base, beta=b)) for b in betas}
 
 
 # ---------------------------------------------------------------- using a trained model
@@ -167,7 +186,7 @@ def beta_sweep(betas=(0.1, 0.3, 1.0, 2.0, 3.0), base: VAEConfig = VAEConfig()):
 
 @torch.no_grad()
 def encode(model: VAE, x):
-    """(mu, logvar), each (N, L): the posterior's mean and log-variance, no sampling."""
+    """(mu, logvar), each (N, Z): the posterior's mean and log-variance, no sampling."""
     return model.encoder(x).chunk(2, dim=1)
 
 
@@ -181,7 +200,7 @@ def reconstruct(model: VAE, x):
 @torch.no_grad()
 def sample_prior(model: VAE, n: int, generator: torch.Generator | None = None):
     """(n, D): decode z ~ N(0, I). Reproducible when a generator is given."""
-    z = torch.randn(n, model.cfg.L, generator=generator)  # (n, L)
+    z = torch.randn(n, model.cfg.z_dim, generator=generator)  # (n, Z)
     return model.decoder(z)
 
 
@@ -193,9 +212,9 @@ def evaluate(model: VAE, x, generator: torch.Generator | None = None) -> dict:
     from ``generator`` so that the number is reproducible.
     """
     mu, logvar = encode(model, x)
-    z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=generator)
+    z = reparameterize(mu, logvar, torch.randn(mu.shape, generator=generator))
     recon = F.mse_loss(model.decoder(z), x, reduction='sum') / len(x)
-    kl_dims = kl_per_dim(mu, logvar)  # (L,)
+    kl_dims = kl_per_dim(mu, logvar)  # (Z,)
     return {
         "recon": recon.item(),
         "kl": kl_dims.sum().item(),

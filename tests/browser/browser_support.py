@@ -9,12 +9,10 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
+from rec11.book.handout import CHROMIUM, CHROMIUM_ARGS  # the browser the handout prints with
 from rec11.book.notes import toc_pages
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")  # Debian's; no Playwright download
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 # Requests that may leave 127.0.0.1. Everything the site needs is served by the site.
 ALLOWED_OFF_SITE: tuple[str, ...] = ()

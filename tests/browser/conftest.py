@@ -36,7 +36,7 @@ import pytest
 from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSite, book_dir, site_config
 
 
-# --- what the lead reports: timings and page weights, printed after the run ------------
+# --- timings and page weights, printed after the run as a report --------------------
 
 def pytest_terminal_summary(terminalreporter):
     for title, rows in REPORT.items():

@@ -51,11 +51,15 @@ def lab(tmp_path):
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_DATA_DIR": str(tmp_path / "data")}
     bin_dir = Path(sys.executable).parent
     subprocess.run([str(bin_dir / "jupytext-config"), *config_line.split()[1:]], env=env, check=True)
+    # A copy of the page: JupyterLab writes checkpoints beside what it opens.
+    root = tmp_path / "repo"
+    (root / PAGE).parent.mkdir(parents=True)
+    (root / PAGE).write_text((ROOT / PAGE).read_text())
     port, token = free_port(), secrets.token_hex(16)
     log = (tmp_path / "lab.log").open("w")
     proc = subprocess.Popen(
         [str(bin_dir / "jupyter-lab"), "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
+         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
          "--allow-root", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         stdout=log, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}/"

@@ -83,7 +83,7 @@ def test_one_slide_per_note_in_book_order(deck_soup):
     main = deck_soup.select("section.rec11-main-slide")
     assert [s["data-slide"] for s in main] == [n.slide for n in NOTES]
     assert [s.h2.get_text() for s in main] == [n.slide for n in NOTES]
-    assert len(NOTES) == 15, "the client's deck has 15 slides"
+    assert len(NOTES) == 15, "the recitation's deck has 15 slides"
     figures = deck_soup.select("section.rec11-figure-slide")
     REPORT["slides"]["slides/index.html"] = {
         "slides": str(len(main)), "extra figure slides": str(len(figures)),

@@ -82,7 +82,7 @@ def test_q_sample_is_the_slides_expression():
 
 
 def small_config(**kw):
-    return df.DiffusionConfig(**{"T": 50, "h": 16, "t_dim": 8, "steps": 20, "batch_size": 32, "n_train": 200, **kw})
+    return df.DiffusionConfig(**{"T": 50, "hidden": 16, "t_dim": 8, "steps": 20, "batch_size": 32, "n_train": 200, **kw})
 
 
 def test_denoiser_shapes_and_call_count():
@@ -138,7 +138,7 @@ def test_training_is_deterministic_and_one_call_per_batch():
     def run():
         torch.manual_seed(cfg.seed)
         model = df.Denoiser(cfg)
-        return model, df.train_diffusion(model, X)
+        return model, df.train(model, X)
 
     (m1, info1), (m2, info2) = run(), run()
     assert m1.calls == cfg.steps  # each training example costs one network call
@@ -155,7 +155,7 @@ def test_the_returned_model_holds_the_ema_weights():
         torch.manual_seed(cfg.seed)
         models[decay] = df.Denoiser(cfg)
         initial = {k: v.clone() for k, v in models[decay].state_dict().items()}
-        df.train_diffusion(models[decay], X)
+        df.train(models[decay], X)
     stepped, averaged = models[0.0].state_dict(), models[0.9].state_dict()
     for k in initial:
         assert torch.allclose(averaged[k], 0.9 * initial[k] + 0.1 * stepped[k], atol=1e-7)
@@ -199,18 +199,6 @@ def test_nearest_distance_is_zero_on_the_reference_itself():
 # ---------------------------------------------------------------- the 2-D data
 
 
-def test_toy_2d_is_standardised_reproducible_and_seeded():
-    x = data.toy_2d("moons", 20_000, seed=0)
-    assert x.shape == (20_000, 2) and x.dtype == torch.float32
-    assert torch.allclose(x.mean(0), torch.zeros(2), atol=0.03)
-    assert torch.allclose(x.std(0), torch.ones(2), atol=0.03)
-    assert torch.equal(data.toy_2d("moons", 100, seed=3), data.toy_2d("moons", 100, seed=3))
-    assert not torch.equal(data.toy_2d("moons", 100, seed=3), data.toy_2d("moons", 100, seed=4))
-    assert data.toy_2d("swiss_roll", 10).shape == (10, 2)
-    with pytest.raises(ValueError):
-        data.toy_2d("spiral", 10)
-
-
 # ---------------------------------------------------------------- findings of the pages, over seeds
 
 
@@ -235,7 +223,7 @@ def test_the_denoisers_error_sits_at_small_t_for_other_seeds(seed):
     X = df.training_data(cfg)
     torch.manual_seed(cfg.seed)
     model = df.Denoiser(cfg)
-    df.train_diffusion(model, X)
+    df.train(model, X)
     abar = df.schedule(cfg)[2]
     err = _error_by_step(model, X, abar, [0, 100, 300, 500, 800, 900])
     assert err[0] > err[100] > err[500] > err[900]

@@ -16,9 +16,9 @@ from rec11.recall import (
     RecallConfig,
     diagnose,
     grid,
+    load,
+    make,
     make_batch,
-    make_model,
-    run,
     train,
 )
 
@@ -62,7 +62,7 @@ def test_batch_is_a_function_of_the_generator_seed():
 @pytest.mark.parametrize("d_k,scaled", SETTINGS)
 def test_forward_shapes_and_rows_sum_to_one(d_k, scaled):
     cfg = RecallConfig(d_k=d_k, scaled=scaled)
-    model = make_model(cfg)
+    model = make(cfg)
     assert model.W_q.weight.shape == model.W_k.weight.shape == (d_k, cfg.d)
     keys, values, query, _ = make_batch(cfg, 5, torch.Generator().manual_seed(0))
     logits, A = model(keys, values, query)
@@ -72,21 +72,21 @@ def test_forward_shapes_and_rows_sum_to_one(d_k, scaled):
 
 
 def test_same_seed_same_model_and_different_seed_different_model():
-    a, b, c = make_model(RecallConfig()), make_model(RecallConfig()), make_model(RecallConfig(seed=1))
+    a, b, c = make(RecallConfig()), make(RecallConfig()), make(RecallConfig(seed=1))
     assert torch.equal(a.W_q.weight, b.W_q.weight)
     assert not torch.equal(a.W_q.weight, c.W_q.weight)
 
 
 def test_training_is_deterministic(deterministic):
-    first = train(make_model(TINY), TINY)
-    second = train(make_model(TINY), TINY)
-    other = train(make_model(replace(TINY, seed=1)), replace(TINY, seed=1))
+    first = train(make(TINY), TINY)
+    second = train(make(TINY), TINY)
+    other = train(make(replace(TINY, seed=1)), replace(TINY, seed=1))
     assert first == second
     assert first["loss"] != other["loss"]
 
 
 def test_train_returns_documented_plain_data():
-    info = train(make_model(TINY), TINY)
+    info = train(make(TINY), TINY)
     assert set(info) == {
         "config", "step", "loss", "acc", "final_loss", "final_acc", "chance_acc", "init", "final", "trace",
     }
@@ -103,7 +103,7 @@ def test_train_returns_documented_plain_data():
 @pytest.mark.parametrize("d_k,scaled", SETTINGS)
 def test_diagnostics_are_finite_and_in_range(d_k, scaled):
     cfg = RecallConfig(d_k=d_k, scaled=scaled)
-    d = diagnose(make_model(cfg), cfg)
+    d = diagnose(make(cfg), cfg)
     assert all(math.isfinite(v) for v in d.values())
     assert 0 <= d["entropy"] <= d["entropy_max"] == pytest.approx(math.log(cfg.n_pairs))
     assert 1 / cfg.n_pairs <= d["max_weight"] <= 1
@@ -111,7 +111,7 @@ def test_diagnostics_are_finite_and_in_range(d_k, scaled):
 
 
 def test_diagnose_leaves_no_gradients():
-    model = make_model(RecallConfig())
+    model = make(RecallConfig())
     diagnose(model, RecallConfig())
     assert all(p.grad is None for p in model.parameters())
 
@@ -119,7 +119,7 @@ def test_diagnose_leaves_no_gradients():
 def test_score_gradient_matches_autograd():
     """diagnose's hand-written softmax backward agrees with autograd on explicit scores."""
     cfg = RecallConfig(d_k=512, scaled=False)
-    model, N = make_model(cfg), 256
+    model, N = make(cfg), 256
     keys, values, query, target = make_batch(cfg, N, torch.Generator().manual_seed(DIAG_SEED))
     q = model.W_q(model.key_emb(query)).unsqueeze(1)  # (N, 1, d_k)
     x = model.key_emb(keys) + model.value_emb(values)  # (N, T, d)
@@ -136,7 +136,7 @@ def test_unscaled_large_dk_saturates_at_init(seed):
     """The measured mechanism: saturated rows pass little gradient to the scores,
     yet W_q and W_k receive larger gradients than in the scaled model."""
     scaled, unscaled = (RecallConfig(d_k=512, scaled=s, seed=seed) for s in (True, False))
-    s, u = diagnose(make_model(scaled), scaled), diagnose(make_model(unscaled), unscaled)
+    s, u = diagnose(make(scaled), scaled), diagnose(make(unscaled), unscaled)
     # same weights (same seed), so the logits differ by exactly the deleted factor
     assert u["logit_std"] / s["logit_std"] == pytest.approx(math.sqrt(512), rel=1e-3)
     assert s["entropy"] > 0.9 * s["entropy_max"]  # scaled: nearly uniform
@@ -149,13 +149,13 @@ def test_unscaled_large_dk_saturates_at_init(seed):
 
 def test_small_dk_unscaled_does_not_saturate():
     cfg = RecallConfig(d_k=8, scaled=False)
-    d = diagnose(make_model(cfg), cfg)
+    d = diagnose(make(cfg), cfg)
     assert d["entropy"] > 0.7 * d["entropy_max"] and d["saturated"] == 0
 
 
 def test_the_task_is_learnable_in_a_few_steps():
     cfg = RecallConfig(d_k=8, steps=60, log_every=20, n_eval=256)
-    info = train(make_model(cfg), cfg)
+    info = train(make(cfg), cfg)
     assert info["chance_acc"] == 1 / 16
     assert info["final_acc"] > 0.5
     assert info["final"]["attn_on_answer"] > 0.5 > info["init"]["attn_on_answer"]
@@ -164,9 +164,9 @@ def test_the_task_is_learnable_in_a_few_steps():
 def test_run_caches_and_grid_orders(tmp_path, monkeypatch):
     monkeypatch.setenv("REC11_CACHE_DIR", str(tmp_path))
     tiny = replace(TINY, steps=2, log_every=2)
-    _, info = run(tiny)
+    _, info = load(tiny)
     assert len(list(tmp_path.glob("recall-*.pt"))) == 1
-    _, again = run(tiny)  # loaded, not retrained
+    _, again = load(tiny)  # loaded, not retrained
     assert again == info
     infos = grid(tiny, lrs=(1e-3, 1e-2))
     got = [(i["config"]["lr"], i["config"]["d_k"], i["config"]["scaled"]) for i in infos]
@@ -187,7 +187,7 @@ def test_exercise_1_findings_hold_for_other_seeds(seed):
     """
     def final_acc(**changes):
         cfg = RecallConfig(seed=seed, **changes)
-        return train(make_model(cfg), cfg)["final_acc"]
+        return train(make(cfg), cfg)["final_acc"]
 
     assert final_acc(d_k=512, scaled=False) < 0.5  # fails at lr 1e-2
     for d_k, scaled in SETTINGS:

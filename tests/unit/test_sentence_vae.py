@@ -125,14 +125,14 @@ def test_training_is_deterministic_json_ready_and_leaves_the_callers_stream():
 
 def test_fit_hits_the_cache_without_training(tmp_path, monkeypatch):
     monkeypatch.setenv("REC11_CACHE_DIR", str(tmp_path))
-    model, info = sv.fit(TINY)
+    model, info = sv.load(TINY)
     assert len(list(tmp_path.glob("sentence-vae-*.pt"))) == 1
 
     def must_not_train(*args):
         raise AssertionError("train was called on a cache hit")
 
     monkeypatch.setattr(sv, "train", must_not_train)
-    again, info_again = sv.fit(TINY)
+    again, info_again = sv.load(TINY)
     assert info_again == info
     for (name, p), q in zip(model.state_dict().items(), again.state_dict().values()):
         assert torch.equal(p, q), name
@@ -222,7 +222,7 @@ def test_the_plain_elbo_collapses_and_both_remedies_prevent_it(seed):
     test = G.sample_ids(1000, torch.Generator().manual_seed(1))  # the page's held-out sentences
     models, scores = {}, {}
     for name, cfg in sv.RUNS.items():
-        models[name], _ = sv.fit(replace(cfg, seed=seed))
+        models[name], _ = sv.load(replace(cfg, seed=seed))
         scores[name] = sv.evaluate(models[name], test, torch.Generator().manual_seed(0))
     plain = scores["plain"]
     assert plain["kl"] < 0.01 and abs(plain["z_gap"]) < 0.01, plain

@@ -7,31 +7,22 @@ import pytest
 import torch
 from torch.distributions import Normal, kl_divergence
 
-from rec11 import data, vae
-
-
-# ---------------------------------------------------------------- data
-
-
-def test_digits_are_scaled_pixels_with_labels():
-    X, y = data.digits()
-    assert X.shape == (1797, 64) and X.dtype == torch.float32
-    assert X.min() == 0 and X.max() == 1
-    assert y.shape == (1797,) and set(y.tolist()) == set(range(10))
-
-
-def test_digits_split_is_a_fixed_partition():
-    Xtr, ytr, Xte, yte = data.digits_split()
-    assert (len(Xtr), len(Xte)) == (1500, 297)
-    again = data.digits_split()
-    assert torch.equal(Xte, again[2]) and torch.equal(ytr, again[1])
-    # together the two halves are the whole data set, each image once
-    X, _ = data.digits()
-    key = lambda A: sorted(map(tuple, A.tolist()))
-    assert key(torch.cat([Xtr, Xte])) == key(X)
+from rec11 import data, sentence_vae, vae
 
 
 # ---------------------------------------------------------------- the KL term
+
+
+def test_kl_terms_are_the_closed_form_per_example_and_dimension():
+    torch.manual_seed(0)
+    mu, logvar = torch.randn(5, 3, dtype=torch.float64), torch.randn(5, 3, dtype=torch.float64)
+    terms = vae.kl_terms(mu, logvar)  # (N, Z)
+    expected = kl_divergence(Normal(mu, torch.exp(0.5 * logvar)), Normal(0.0, 1.0))
+    assert torch.allclose(terms, expected)
+    # every use is a sum of these terms: the batch's, a dimension's mean, a sentence's
+    assert torch.equal(vae.kl_gaussian(mu, logvar), terms.sum())
+    assert torch.equal(vae.kl_per_dim(mu, logvar), terms.mean(0))
+    assert torch.equal(sentence_vae.kl_per_sentence(mu, logvar), terms.sum(1))
 
 
 def test_kl_is_zero_at_the_prior_and_positive_elsewhere():
@@ -114,8 +105,18 @@ def test_sampling_without_the_trick_passes_no_gradient():
     assert not Normal(mu, torch.exp(0.5 * logvar)).sample().requires_grad
 
 
+def test_reparameterize_is_the_slides_line():
+    mu, logvar = torch.randn(4, 3), torch.randn(4, 3)
+    eps = torch.randn(4, 3)
+    assert torch.equal(vae.reparameterize(mu, logvar, eps), mu + torch.exp(0.5 * logvar) * eps)
+    torch.manual_seed(1)
+    drawn = vae.reparameterize(mu, logvar)
+    torch.manual_seed(1)
+    assert torch.equal(drawn, mu + torch.exp(0.5 * logvar) * torch.randn_like(mu))
+
+
 def test_forward_decodes_mu_plus_sigma_times_eps():
-    model = vae.VAE(vae.VAEConfig(L=3, h=16))
+    model = vae.VAE(vae.VAEConfig(z_dim=3, hidden=16))
     x = torch.rand(8, 64)
     torch.manual_seed(7)
     xhat, mu, logvar = model(x)
@@ -127,13 +128,13 @@ def test_forward_decodes_mu_plus_sigma_times_eps():
 
 
 def test_encoder_gets_gradient_through_the_sample():
-    model = vae.VAE(vae.VAEConfig(L=2, h=16))
+    model = vae.VAE(vae.VAEConfig(z_dim=2, hidden=16))
     x = torch.rand(8, 64)
     xhat, mu, logvar = model(x)
     assert xhat.shape == (8, 64) and mu.shape == logvar.shape == (8, 2)
     # the reconstruction term alone reaches the encoder only through z
     torch.nn.functional.mse_loss(xhat, x, reduction='sum').backward()
-    last = model.encoder[-1].weight.grad  # (2L, h): rows 0..L-1 make mu, L..2L-1 logvar
+    last = model.encoder[-1].weight.grad  # (2Z, hidden): rows 0..Z-1 make mu, Z..2Z-1 logvar
     assert last[:2].abs().sum() > 0 and last[2:].abs().sum() > 0
 
 
@@ -152,13 +153,13 @@ def test_kl_per_dim_sums_to_the_total_per_example():
 
 
 def test_training_is_deterministic_and_lowers_the_loss():
-    cfg = vae.VAEConfig(L=2, h=32, epochs=3, batch_size=50)
+    cfg = vae.VAEConfig(z_dim=2, hidden=32, epochs=3, batch_size=50)
     X = data.digits()[0][:300]
 
     def run():
         torch.manual_seed(cfg.seed)
         model = vae.VAE(cfg)
-        return model, vae.train_vae(model, X)
+        return model, vae.train(model, X)
 
     (m1, info1), (m2, info2) = run(), run()
     assert len(info1["loss"]) == 3 and info1["loss"] == info2["loss"]
@@ -169,12 +170,12 @@ def test_training_is_deterministic_and_lowers_the_loss():
     torch.manual_seed(5)
     expected = torch.rand(1)
     torch.manual_seed(5)
-    vae.train_vae(model, X)
+    vae.train(model, X)
     assert torch.equal(torch.rand(1), expected)
 
 
 def test_decoding_helpers_have_the_right_shapes_and_reproduce():
-    model = vae.VAE(vae.VAEConfig(L=3, h=16)).eval()
+    model = vae.VAE(vae.VAEConfig(z_dim=3, hidden=16)).eval()
     x = torch.rand(7, 64)
     assert vae.reconstruct(model, x).shape == (7, 64)
     a = vae.sample_prior(model, 5, torch.Generator().manual_seed(0))
@@ -201,7 +202,7 @@ def test_beta_from_2_collapses_and_below_it_does_not(seed):
     betas = (0.1, 0.3, 1.0, 2.0, 3.0)
     results = {}
     for b in betas:
-        model, _ = vae.fit_vae(replace(vae.VAEConfig(), beta=b, seed=seed))
+        model, _ = vae.load(replace(vae.VAEConfig(), beta=b, seed=seed))
         results[b] = vae.evaluate(model, X_test, torch.Generator().manual_seed(0))
     recon = [results[b]["recon"] for b in betas]
     kl = [results[b]["kl"] for b in betas]

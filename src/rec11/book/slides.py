@@ -53,6 +53,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from rec11.book import livecode
 from rec11.book import notes as notes_mod
+from rec11.book.sphinxext import line_of
 
 logger = logging.getLogger(__name__)
 
@@ -105,14 +106,6 @@ def _is_note(node: nodes.Node) -> bool:
     return isinstance(node, nodes.Element) and NOTE in node["classes"]
 
 
-def _line(node: nodes.Node) -> int | None:
-    while node is not None:
-        if node.line:
-            return node.line
-        node = node.parent
-    return None
-
-
 def check_marks(app: Sphinx, doctree: nodes.document) -> None:
     """Every piece of slide content belongs to a note after it; every note has some."""
     docname, pending = app.env.docname, []
@@ -126,13 +119,13 @@ def check_marks(app: Sphinx, doctree: nodes.document) -> None:
                 "this instructor note has no slide content: mark what its slide shows, between "
                 "the previous note (or the top of the page) and this one, with a `{slide}` block "
                 "or a code cell tagged `slide`",
-                location=(docname, _line(node)), type="rec11", subtype="slides")
+                location=(docname, line_of(node)), type="rec11", subtype="slides")
         pending = []
     for node in pending[:1]:
         logger.warning(
             "slide content with no instructor note after it: a slide's content goes before the "
             "`{instructor-note}` whose :slide: names it, on the same page",
-            location=(docname, _line(node)), type="rec11", subtype="slides")
+            location=(docname, line_of(node)), type="rec11", subtype="slides")
 
 
 def _ancestors(node: nodes.Node):

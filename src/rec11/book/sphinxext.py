@@ -225,7 +225,8 @@ def bad_alt(node: nodes.image) -> str | None:
     return None
 
 
-def _line_of(node: nodes.Node) -> int | None:
+def line_of(node: nodes.Node) -> int | None:
+    """The source line of a node, or of its nearest ancestor that has one."""
     while node is not None:
         if node.line:
             return node.line
@@ -249,13 +250,13 @@ def check_alt_text(app: Sphinx, doctree: nodes.document) -> None:
             image["alt"], missing = paste_glue(image["alt"], lambda key: glued.get(key, {}).get("data", {}))
             for key in missing:
                 logger.warning(f"figure alt text pastes {key!r}, which this page does not glue",
-                               location=(docname, _line_of(image)), type="rec11", subtype="alt")
+                               location=(docname, line_of(image)), type="rec11", subtype="alt")
         problem = bad_alt(image)
         if problem:
             hint = "give its code cell `mystnb: image: alt: ...` metadata" if "cell" in str(image.parent) else ""
             logger.warning(
                 f"figure {problem}; every figure needs alt text that says what it shows. {hint}".strip(),
-                location=(docname, _line_of(image)),
+                location=(docname, line_of(image)),
                 type="rec11",
                 subtype="alt",
             )
@@ -300,8 +301,8 @@ def check_budget(app: Sphinx, env) -> None:
         return
     rows = notes_mod.compare(found, stated)
     # The blocks against their budgets, and all the notes against the session's length.
-    # (The budget's own sum is shown on the plan page but not checked: the seed's
-    # "~42, ~10, ~26, 5" add up to more than the session, and that is the seed's to fix.)
+    # (The budget's own sum is shown on the plan page but not checked: the speaker
+    # notes' "~42, ~10, ~26, 5" are approximate and add up to more than the session.)
     rows["session"] = (rows.pop("total")[0], length)
     config = Path(app.srcdir) / "_config.yml"
     text = config.read_text().splitlines() if config.is_file() else []
