@@ -91,7 +91,10 @@ def test_a_page_source_opens_as_a_notebook(browser, lab):
         page.goto(f"{base}lab/tree/{PAGE}?token={token}")
         notebook = page.locator(".jp-Notebook .jp-CodeCell").first
         notebook.wait_for(timeout=60_000)
-        code = page.locator(".jp-Notebook .jp-CodeCell .jp-InputArea-editor").first.inner_text()
+        editor = ".jp-Notebook .jp-CodeCell .jp-InputArea-editor"
+        page.wait_for_function(f"document.querySelector('{editor}')?.innerText.trim().length > 0",
+                               timeout=60_000)  # the editor fills in after the cell appears
+        code = page.locator(editor).first.inner_text()
         assert first_cell.strip() in code, f"the notebook's first code cell is not the page's: {code[:200]!r}"
         assert page.locator(".jp-FileEditor").count() == 0, f"{PAGE} also opened as a text file"
     finally:
