@@ -224,7 +224,7 @@ def test_a_server_stopped_mid_session_can_be_started_again_without_a_reload(cont
     assert live["state"] == "ready", status_text(page)
     restarted = time.monotonic() - start
     assert hub.server_url(name), "the server was not started again"
-    type_and_run(page, cell, "print('after', 6 * 7)")
+    type_and_run(page, {**cell, "hidden": False}, "print('after', 6 * 7)")  # its code is shown already
     run_s = wait_output(page, cell["i"], "after 42")
     REPORT["hub"][f"{PAGE} (server stopped by the culler)"] = {
         "click→server up + kernel": f"stop noticed in {noticed:.1f} s",
