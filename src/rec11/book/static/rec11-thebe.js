@@ -402,7 +402,7 @@
       edits = {};
       save();
       var focus = cells[0] && cells[0].element.querySelector(".CodeMirror textarea");
-      say(readyText() + " Every cell shows the book's code again.");
+      if (state.state === "ready") say(readyText() + " Every cell shows the book's code again.");
       if (focus) focus.focus({ preventScroll: true });
     }
 
