@@ -6,12 +6,19 @@ the HTML from 127.0.0.1 the way GitHub Pages does (gzip for text), and starts a
 ``jupyter server`` with a token. Every browser context blocks and records each
 request that leaves 127.0.0.1 unless ``ALLOWED_OFF_SITE`` lists it.
 
+For tests/browser/test_hub.py the session also builds the book for a JupyterHub
+(``hub: true``, no token), serves it from its own origin, and starts a real JupyterHub
+(jupyterhub 6.1.1, configurable-http-proxy 5.3.0 from ``node_modules/.bin``) set up
+as deploy/jupyterhub/README.md tells a hub's admins (see hub_support.py).
+
 Knobs for working on the tests (none is needed in CI):
 
 * ``REC11_BROWSER_BOOK=DIR``: build this book instead of the repository (for example
   a scratch copy whose toc lists only the pages that build today);
 * ``REC11_BROWSER_SITE=DIR``: reuse a site built earlier into ``DIR`` (the ``--out``
-  of a Jupyter-server-mode build); the server's port and token are read from it.
+  of a Jupyter-server-mode build); the server's port and token are read from it;
+* ``REC11_HUB_SITE=DIR``: the same for the hub-mode build (the hub then listens on the
+  port written in its pages).
 
 Browser tests are never skipped: Chromium or npm files missing is an error, and with
 ``CI=true`` any skip in ``tests/browser`` is reported as a failure.

@@ -57,6 +57,9 @@ def test_memory_and_cpu_are_the_measured_ones(config, measured):
     assert single["memory"]["limit"] == hubsize.gigabytes(rec["memory_limit_mb"])
     assert float(single["cpu"]["guarantee"]) == rec["cpu_guarantee"]
     assert float(single["cpu"]["limit"]) == rec["cpu_limit"]
+    guide = (DEPLOY / "README.md").read_text()
+    assert (f"memory guarantee {hubsize.gigabytes(rec['memory_guarantee_mb'])} and limit "
+            f"{hubsize.gigabytes(rec['memory_limit_mb'])}") in guide, "the guide's numbers differ from the measured"
     # the heaviest page fits the guarantee, and the limit stays within Binder's 2 GB
     assert rec["memory_guarantee_mb"] >= rec["server_mb"] + rec["kernel_peak_max_mb"]
     assert rec["memory_guarantee_mb"] < rec["memory_limit_mb"] <= 2048

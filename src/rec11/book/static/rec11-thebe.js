@@ -36,7 +36,8 @@
   var state = {
     state: "idle",          // idle | loading | starting | ready | failed | stopped | lost
     problem: null,          // what went wrong: token | no-token | hub | spawn | websocket | kernel | stopped | lost
-    timings: {},            // performance.now() at click, kernel (connected), ready (set-up done)
+    timings: {},            // performance.now() at click, editor (cells editable), kernel (connected),
+                            // ready (set-up done), and "became <state>" at each change of state
     error: null,
     started: null,          // the promise initThebe() returns
     restoredEdits: 0,
@@ -772,6 +773,7 @@
     live.notebook = booted.notebook;
     live.cells = cells;
     labelEditors(cells);
+    state.timings.editor = performance.now();
     state.restoredEdits = installEdits(live.notebook, cells);
     live.order = installRunOrder(live.notebook, cells);
     return newKernel();
