@@ -166,6 +166,8 @@ def test_a_slow_spawn_shows_progress_until_the_server_is_up(context, hub, hub_bo
     # the seconds count up while the server starts (SLOW_SPAWN s), one status each second or so
     assert counted and counted[-1] >= SLOW_SPAWN - 2 and len(counted) >= SLOW_SPAWN // 2, seen
     assert any("minute or two" in t for t in progress), progress
+    # and what the hub itself says about the start (its progress events)
+    assert any("Spawning server" in t or "Server requested" in t for t in progress), progress
 
 
 def test_a_refused_kernel_connection_is_reported_within_seconds(context, hub, hub_book_site):

@@ -190,45 +190,54 @@
     return servers[""] || null;
   }
 
-  // The hub's progress events while a server starts (an event stream; fetch can send the token).
+  // The hub's progress events while a server starts (an event stream; fetch can send the
+  // token). Until the hub has registered the start it answers 400: ask again.
   function followProgress(api, name, token, show) {
     var controller = new AbortController();
     (async function () {
-      var response = await fetch(api + "users/" + encodeURIComponent(name) + "/server/progress",
-                                 { headers: { Authorization: "token " + token }, signal: controller.signal });
-      if (!response.ok || !response.body) return;
-      var reader = response.body.getReader(), decoder = new TextDecoder(), buffer = "";
-      for (;;) {
-        var chunk = await reader.read();
-        if (chunk.done) return;
-        buffer += decoder.decode(chunk.value, { stream: true });
-        var lines = buffer.split("\n");
-        buffer = lines.pop();
-        lines.forEach(function (line) {
-          if (line.indexOf("data:") !== 0) return;
-          try { show(JSON.parse(line.slice(5)).message || ""); } catch (e) { /* not JSON: ignore */ }
-        });
+      while (!controller.signal.aborted) {
+        var response = await fetch(api + "users/" + encodeURIComponent(name) + "/server/progress",
+                                   { headers: { Authorization: "token " + token }, signal: controller.signal });
+        if (!response.ok || !response.body) { await pause(1000); continue; }
+        var reader = response.body.getReader(), decoder = new TextDecoder(), buffer = "";
+        for (;;) {
+          var chunk = await reader.read();
+          if (chunk.done) return;
+          buffer += decoder.decode(chunk.value, { stream: true });
+          var lines = buffer.split("\n");
+          buffer = lines.pop();
+          lines.forEach(function (line) {
+            if (line.indexOf("data:") !== 0) return;
+            try { show(JSON.parse(line.slice(5)).message || ""); } catch (e) { /* not JSON: ignore */ }
+          });
+        }
       }
     })().catch(function () {});
     return controller;
   }
 
   // A JupyterHub: find the reader's own server through the hub API, starting it if needed.
+  // The hub answers a start request only when the server is up or after its
+  // slow_spawn_timeout (10 s by default), so the request runs while the page counts the
+  // seconds and shows the hub's progress.
   async function hubServerUrl(hub, token) {
     var api = hub + "hub/api/";
     var user = await hubJson(api + "user", token);
     var server = defaultServer(user);
     if (server && server.ready) return new URL(server.url, hub).href;
+    var started = performance.now(), latest = "", posted = true, postError = null;
     if (!server || !server.pending || server.pending === "stop") {
-      var response = await hubFetch(api + "users/" + encodeURIComponent(user.name) + "/server", token, "POST");
-      if (!response.ok && response.status !== 400) {  // 400: already running or pending
-        var detail = "";
-        try { detail = (await response.json()).message || ""; } catch (e) { /* no JSON */ }
-        throw Problem("spawn", "the hub could not start your server (" + response.status +
-                      (detail ? ": " + detail : "") + ")");
-      }
+      posted = false;
+      hubFetch(api + "users/" + encodeURIComponent(user.name) + "/server", token, "POST").then(async function (response) {
+        if (!response.ok && response.status !== 400) {  // 400: already running or pending
+          var detail = "";
+          try { detail = (await response.json()).message || ""; } catch (e) { /* no JSON */ }
+          postError = Problem("spawn", "the hub could not start your server (" + response.status +
+                              (detail ? ": " + detail : "") + ")");
+        }
+        posted = true;
+      }, function (err) { postError = err; });
     }
-    var started = performance.now(), latest = "";
     var progress = followProgress(api, user.name, token, function (message) { latest = message; });
     try {
       for (;;) {
@@ -236,10 +245,11 @@
         say("Live code: starting your server on " + host(hub) + " … " + seconds + " s" +
             (latest ? " (" + latest + ")" : "") +
             ". A first start can take a minute or two when the whole class starts at once.");
+        if (postError) throw postError;
         user = await hubJson(api + "user", token);
         server = defaultServer(user);
         if (server && server.ready) return new URL(server.url, hub).href;
-        if (!server || (!server.pending && !server.ready)) {
+        if (posted && (!server || (!server.pending && !server.ready))) {
           throw Problem("spawn", "your server on the hub stopped while it was starting" +
                         (latest ? " (" + latest + ")" : ""));
         }
