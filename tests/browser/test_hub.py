@@ -233,3 +233,18 @@ def test_a_server_stopped_mid_session_can_be_started_again_without_a_reload(cont
         "click→editor (server up)": "—", "click→kernel": f"stop noticed in {noticed:.1f} s",
         "click→set-up done": f"'Start it again'→ready {restarted:.2f} s",
         "typed cell→output": f"{run_s:.2f} s"}
+
+
+def test_a_kernel_killed_for_memory_is_restarted_and_the_page_says_so(context, hub, hub_book_site):
+    """Over its memory limit a kernel is killed; the server restarts it. The page says what was lost."""
+    name = reader("eve")
+    page, _, _ = start_reader(context, hub_book_site, hub.new_token(name))
+    cell = first_editable(page.evaluate(FIND_CELLS))
+    type_and_run(page, cell, "import os; os.kill(os.getpid(), 9)  # as the kernel's memory limit would")
+    page.wait_for_function("document.querySelector('.rec11-live-status').innerText.includes('was restarted')",
+                           timeout=60_000)
+    assert "run out of memory" in status_text(page)
+    # the cell's code, put back, runs again in the new kernel (the cells above it first)
+    page.locator(CELLS).nth(cell["i"]).locator(".rec11-reset-cell").click()
+    type_and_run(page, {**cell, "hidden": False}, "print('again', 6 * 7)")
+    wait_output(page, cell["i"], "again 42")

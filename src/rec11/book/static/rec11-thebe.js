@@ -631,6 +631,10 @@
     kernel.statusChanged.connect(function (_, status) {
       if (mine !== live.watch) return;
       if (status === "restarting" || status === "autorestarting") live.order.forget();
+      if (status === "autorestarting" && state.state === "ready") {
+        say("Live code: your kernel stopped and was restarted (it may have run out of memory), so what the " +
+            "cells had computed is gone; cells above the one you run will run again first.");
+      }
       if (status === "dead") {
         setState("lost", "kernel");
         say("Live code: your kernel stopped (it may have run out of memory). Start a new one to go on; " +
