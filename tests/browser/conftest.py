@@ -6,12 +6,19 @@ the HTML from 127.0.0.1 the way GitHub Pages does (gzip for text), and starts a
 ``jupyter server`` with a token. Every browser context blocks and records each
 request that leaves 127.0.0.1 unless ``ALLOWED_OFF_SITE`` lists it.
 
+For tests/browser/test_hub.py the session also builds the book for a JupyterHub
+(``hub: true``, no token), serves it from its own origin, and starts a real JupyterHub
+(jupyterhub 6.1.1, configurable-http-proxy 5.3.0 from ``node_modules/.bin``) set up
+as deploy/jupyterhub/README.md tells a hub's admins (see hub_support.py).
+
 Knobs for working on the tests (none is needed in CI):
 
 * ``REC11_BROWSER_BOOK=DIR``: build this book instead of the repository (for example
   a scratch copy whose toc lists only the pages that build today);
 * ``REC11_BROWSER_SITE=DIR``: reuse a site built earlier into ``DIR`` (the ``--out``
-  of a Jupyter-server-mode build); the server's port and token are read from it.
+  of a Jupyter-server-mode build); the server's port and token are read from it;
+* ``REC11_HUB_SITE=DIR``: the same for the hub-mode build (the hub then listens on the
+  port written in its pages).
 
 Browser tests are never skipped: Chromium or npm files missing is an error, and with
 ``CI=true`` any skip in ``tests/browser`` is reported as a failure.
@@ -22,6 +29,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -181,3 +189,65 @@ def context(browser):
     assert not off_site.blocked, f"off-site requests (not in ALLOWED_OFF_SITE): {off_site.blocked}"
 
 
+
+
+# --- a real JupyterHub (tests/browser/test_hub.py) -----------------------------------------
+
+
+def _serve(html: Path):
+    handler = partial(PagesLikeHandler, directory=str(html))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def hub_site(tmp_path_factory) -> dict:
+    """The book built for a JupyterHub (``hub: true``, no token: each reader pastes one).
+
+    {html, hub_url}. The hub's port is chosen here, because the build writes its URL into
+    the pages. ``REC11_HUB_SITE=DIR`` reuses a hub-mode build made earlier into ``DIR``.
+    """
+    from hub_support import free_port
+
+    reuse = os.environ.get("REC11_HUB_SITE")
+    if reuse:
+        html = Path(reuse) / "_build" / "html"
+        config = site_config(html)
+        assert config["server"]["hub"], f"{reuse} was not built for a JupyterHub"
+        return {"html": html, "hub_url": config["server"]["url"]}
+    book = book_dir()
+    out = tmp_path_factory.mktemp("hub-book")
+    cache = book / "_build" / ".jupyter_cache"
+    if cache.is_dir():
+        shutil.copytree(cache, out / "_build" / ".jupyter_cache")
+    hub_url = f"http://127.0.0.1:{free_port()}/"
+    env = {**os.environ, "REC11_LIVE_CODE_SOURCE": "jupyter-server", "REC11_LIVE_CODE_URL": hub_url,
+           "REC11_LIVE_CODE_TOKEN": "", "REC11_LIVE_CODE_HUB": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "rec11.book.build", "--book", str(book), "--out", str(out),
+         "--figures", str(out / "figures")],
+        capture_output=True, text=True, timeout=2400, env=env)
+    assert result.returncode == 0, f"the hub-mode book did not build:\n{(result.stdout + result.stderr)[-6000:]}"
+    return {"html": out / "_build" / "html", "hub_url": hub_url}
+
+
+@pytest.fixture(scope="session")
+def hub_book_site(hub_site) -> str:
+    """The hub-mode site, served from 127.0.0.1 (its own origin, as GitHub Pages is)."""
+    server = _serve(hub_site["html"])
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def hub(hub_site, hub_book_site, tmp_path_factory):
+    """JupyterHub 6.1.1 + configurable-http-proxy 5.3.0 on 127.0.0.1 (see hub_support.py)."""
+    from hub_support import Hub
+
+    port = urlparse(hub_site["hub_url"]).port
+    origin = hub_book_site.rstrip("/")
+    running = Hub(tmp_path_factory.mktemp("jupyterhub"), port, origin).start()
+    yield running
+    running.stop()

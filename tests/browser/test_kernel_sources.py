@@ -8,8 +8,8 @@ rec11-thebe.js runs:
 * Binder: Live Code asks the BinderHub from `launch_buttons.binderhub_url` to build
   `repository.url` at `repository.branch`, and says so. (There is no internet here:
   that one request is expected, blocked and checked.)
-* JupyterHub: the reader is asked for a hub API token, which is sent to the hub API,
-  kept for the session, and used to find and start the reader's server.
+
+A JupyterHub (``hub: true``) is tested against a real one: tests/browser/test_hub.py.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from urllib.parse import urlparse
 
 import pytest
 import yaml
-from browser_support import (FIND_CELLS, OffSite, book_dir, first_editable, page_url, pages_with_code,
-                             start_live_code, status_text, type_and_run, wait_output)
+from browser_support import OffSite, book_dir, page_url, pages_with_code, status_text
 
 from rec11.book import livecode
 
@@ -72,41 +71,3 @@ def test_binder_source_asks_the_configured_binderhub(browser, site):
         assert off_site.blocked and all(url.startswith(build_url) for url in off_site.blocked), off_site.blocked
     finally:
         context.close()
-
-
-def test_jupyterhub_source_asks_for_a_token_and_finds_the_readers_server(context, site, built_site, jupyter_server):
-    server, token = built_site["server_url"], built_site["token"]
-    settings = {"source": "jupyter-server", "server_url": server, "token": "", "hub": True}
-    page = context.new_page()
-
-    calls, started = [], []
-
-    def hub_api(route):  # a JupyterHub whose user server is the test's jupyter server
-        request = route.request
-        calls.append((request.method, request.url.removeprefix(server), request.headers.get("authorization")))
-        cors = {"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "Authorization"}
-        if request.method == "OPTIONS":
-            route.fulfill(status=204, headers={**cors, "Access-Control-Allow-Methods": "GET, POST"})
-        elif request.method == "POST":
-            started.append(True)
-            route.fulfill(status=202, headers=cors, body="")
-        else:
-            route.fulfill(json={"name": "student", "server": "/" if started else None}, headers=cors)
-
-    page.route(f"{server}hub/api/**", hub_api)
-    prompts = []
-    page.on("dialog", lambda dialog: (prompts.append(dialog.message), dialog.accept(token)))
-    page.goto(page_url(site, PAGE))
-    use_source(page, livecode.source_config(settings))
-    start_live_code(page)
-
-    assert len(prompts) == 1 and "JupyterHub at 127.0.0.1" in prompts[0], prompts
-    api = [(method, url, auth) for method, url, auth in calls if method != "OPTIONS"]
-    assert api[:2] == [("GET", "hub/api/user", f"token {token}"),
-                       ("POST", "hub/api/users/student/server", f"token {token}")], api
-    assert api[-1] == ("GET", "hub/api/user", f"token {token}"), api
-    assert page.evaluate("Object.values(sessionStorage)") == [token]
-    assert "JupyterHub at 127.0.0.1" in status_text(page)
-    cell = first_editable(page.evaluate(FIND_CELLS))
-    type_and_run(page, cell, "print('hub', 40 + 2)")
-    wait_output(page, cell["i"], "hub 42")
