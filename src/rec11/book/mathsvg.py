@@ -49,6 +49,7 @@ logger = logging.getLogger(__name__)
 NAME = "rec11"  # html_math_renderer
 SCRIPT = Path(__file__).parent / "node" / "tex2svg.js"
 CSS = "rec11-math.css"
+LIVE_JS = "rec11-livemath.js"  # static/: MathJax on demand for live outputs
 ID_PREFIX = re.compile(r'\bMJX-\d+-')  # MathJax numbers each formula's glyph ids per run
 PLACEHOLDER = "MJX-@@-"
 
@@ -199,11 +200,14 @@ def visit_displaymath(self, node: nodes.math_block) -> None:
     raise nodes.SkipNode
 
 
-def add_css(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+def page_assets(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """The math stylesheet on pages with math; the on-demand loader on pages with Live Code."""
     if getattr(app.builder, "math_renderer_name", None) != NAME or doctree is None:
         return
     if app.env.rec11_math.get(pagename):
         app.add_css_file(CSS, priority=900)
+    if context.get("use_thebe"):  # set by sphinx-book-theme's launch buttons (priority 500)
+        app.add_js_file(LIVE_JS, defer="defer")
 
 
 def write_css(app: Sphinx, exception) -> None:
@@ -222,6 +226,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("env-purge-doc", purge_doc)
     app.connect("env-merge-info", merge_info)
     app.connect("env-updated", typeset_new)
-    app.connect("html-page-context", add_css)
+    app.connect("html-page-context", page_assets, priority=900)
     app.connect("build-finished", write_css)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
