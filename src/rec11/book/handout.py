@@ -55,6 +55,7 @@ import yaml
 from docutils import nodes
 from sphinx.util.docutils import SphinxRole
 
+from rec11.book.mathsvg import unique_ids
 from rec11.book.notes import load_substitutions, toc_chapters
 
 CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")  # Debian's; no Playwright download
@@ -222,6 +223,7 @@ def compose(book: Path, html: Path, figures: Path, instructor: bool) -> tuple[st
              f'<h2 id="handout-contents">Contents</h2>{contents(titled)}</nav></section>')
     page = (f'<!DOCTYPE html><html lang="en" data-theme="light"><head><meta charset="utf-8">'
             f'<title>{title}</title>{head}</head><body><main>{cover}{"".join(articles)}</main></body></html>')
+    page = unique_ids(page)  # formulas from many pages in one document (math typeset at build time)
     return page, titled
 
 

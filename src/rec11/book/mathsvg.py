@@ -174,13 +174,12 @@ def typeset_new(app: Sphinx, env) -> None:
 
 
 def rendered(self, node: nodes.Node) -> str:
-    """The typeset formula, its glyph ids made unique on this page."""
+    """The typeset formula (its glyph ids still carry PLACEHOLDER)."""
     tex, display = formula(node)
     html = self.builder.env.rec11_math_svg.get(key(tex, display))
     if html is None:  # only a formula that failed (already a warning) gets here
         return f"<code>{self.encode(tex)}</code>"
-    self.rec11_math_count = getattr(self, "rec11_math_count", 0) + 1
-    return html.replace(PLACEHOLDER, f"MJX-{self.rec11_math_count}-")
+    return html  # ids are numbered when the whole page is written (unique_ids)
 
 
 def visit_math(self, node: nodes.math) -> None:
@@ -198,6 +197,46 @@ def visit_displaymath(self, node: nodes.math_block) -> None:
         self.body.append("</span>")
     self.body.append(rendered(self, node) + "</div>")
     raise nodes.SkipNode
+
+
+_CONTAINER = re.compile(r"<mjx-container\b.*?</mjx-container>", re.S)
+_ANY_PREFIX = re.compile(r"\bMJX-(?:@@|\d+)-")
+
+
+def unique_ids(html: str) -> str:
+    """Number each formula's glyph ids in the order the formulas appear in ``html``.
+
+    A formula's SVG defines its glyphs (``<path id="MJX-n-TEX-...">``) and uses them by
+    id. The same formula can appear more than once in a page (a heading with math is also
+    in "On this page", which the theme writes twice), and the handout and the slide deck
+    put many pages into one document: numbering over the whole, finished document keeps
+    every id unique (axe: duplicate-id) and every formula drawing its own glyphs.
+    """
+    count = 0
+
+    def number(match):
+        nonlocal count
+        count += 1
+        return _ANY_PREFIX.sub(f"MJX-{count}-", match.group(0))
+
+    return _CONTAINER.sub(number, html)
+
+
+def number_ids_in_pages(app: Sphinx) -> None:
+    """Filter every page the HTML builder renders through ``unique_ids``."""
+    if getattr(app.builder, "math_renderer_name", None) != NAME or not hasattr(app.builder, "templates"):
+        return
+    templates = app.builder.templates
+    render = templates.render
+    if getattr(render, "rec11_math_ids", False):
+        return
+
+    def numbered(template: str, context: dict) -> str:
+        html = render(template, context)
+        return unique_ids(html) if PLACEHOLDER in html else html
+
+    numbered.rec11_math_ids = True
+    templates.render = numbered
 
 
 def page_assets(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
@@ -222,6 +261,7 @@ def write_css(app: Sphinx, exception) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_html_math_renderer(NAME, (visit_math, None), (visit_displaymath, None))
     app.connect("builder-inited", init_env)
+    app.connect("builder-inited", number_ids_in_pages)
     app.connect("doctree-read", collect)
     app.connect("env-purge-doc", purge_doc)
     app.connect("env-merge-info", merge_info)

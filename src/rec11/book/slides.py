@@ -52,6 +52,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from rec11.book import livecode
+from rec11.book.mathsvg import unique_ids
 from rec11.book import notes as notes_mod
 
 logger = logging.getLogger(__name__)
@@ -306,7 +307,7 @@ def compose(srcdir: Path, outdir: Path, env, title: str) -> list[DeckSlide]:
     config = json.dumps({"width": WIDTH, "height": HEIGHT})
     deck = outdir / DECK
     deck.parent.mkdir(parents=True, exist_ok=True)
-    deck.write_text(PAGE.format(title=html.escape(title), slides="\n".join(parts), config=config))
+    deck.write_text(unique_ids(PAGE.format(title=html.escape(title), slides="\n".join(parts), config=config)))
     return slides
 
 
