@@ -224,6 +224,7 @@ def compose(book: Path, html: Path, figures: Path, instructor: bool) -> tuple[st
     page = (f'<!DOCTYPE html><html lang="en" data-theme="light"><head><meta charset="utf-8">'
             f'<title>{title}</title>{head}</head><body><main>{cover}{"".join(articles)}</main></body></html>')
     page = unique_ids(page)  # formulas from many pages in one document (math typeset at build time)
+    page = re.sub(r'\sloading="lazy"', "", page)  # print every figure, not only those scrolled to
     return page, titled
 
 

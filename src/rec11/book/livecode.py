@@ -270,7 +270,13 @@ def copy_packages(app: Sphinx, exception) -> None:
     static = Path(app.outdir) / "_static"
     for name, source in app.rec11_npm.items():
         target = static / PACKAGES[name][2]
+        # Copied once per version: a rebuild after a prose edit skips the 500 files again.
+        stamp = target / ".rec11-npm"
+        copied = f"{name} {package_version(name, Path(app.srcdir))} {source}"
+        if stamp.is_file() and stamp.read_text() == copied:
+            continue
         shutil.copytree(source, target, ignore=_skip, dirs_exist_ok=True)
+        stamp.write_text(copied)
     logger.info("rec11: copied %s into _static", ", ".join(f"{n} ({p})" for n, p in app.rec11_npm.items()))
     fontawesome = static / FONTAWESOME_JS
     if fontawesome.is_file():

@@ -164,7 +164,7 @@ def typeset_new(app: Sphinx, env) -> None:
     for docname, found in sorted(env.rec11_math.items()):
         for k, line in found:
             if k in failed:
-                logger.warning(f"math: {failed[k]} in the TeX {k[2:]!r}", location=(docname, line),
+                logger.warning(f"math: {failed[k]}, in the TeX: {k[2:]}", location=(docname, line),
                                type="rec11", subtype="math")
     logger.info(f"rec11: typeset {len(new) - len(failed)} new formula(s) to SVG in "
                 f"{time.perf_counter() - start:.1f} s (one Node process); {len(env.rec11_math_svg)} in all")

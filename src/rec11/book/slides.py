@@ -203,12 +203,16 @@ def _rebase(element, page: str) -> None:
 
 
 def _clean(element, page: str):
-    """A copy fit for the deck: no ids (they would repeat), no ¶ anchors, no figure numbers."""
+    """A copy fit for the deck: no ids (they would repeat), no ¶ anchors, no figure numbers.
+
+    The glyphs of a typeset formula keep theirs (its SVG draws them by id); the deck
+    numbers them anew once it is whole (rec11.book.mathsvg.unique_ids)."""
     element = copy.copy(element)
     for junk in element.select("a.headerlink, .caption-number"):
         junk.decompose()
     for tag in [element, *element.find_all(True)]:
-        tag.attrs.pop("id", None)
+        if not (tag.name == "path" and str(tag.get("id", "")).startswith("MJX-")):
+            tag.attrs.pop("id", None)
     _rebase(element, page)
     return element
 
