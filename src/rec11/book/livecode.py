@@ -240,6 +240,11 @@ def subset_icon_fonts(html_root: Path) -> list[str]:
     static = html_root / "_static"
     webfonts = static / "vendor" / "fontawesome" / "webfonts"
     codepoints = icon_codepoints(html_root) if webfonts.is_dir() else set()
+    # The same icons as the last build: its fonts stand (a prose edit rebuilds no font).
+    stamp = static / "rec11-icons" / ".codepoints"
+    key = ",".join(f"{c:x}" for c in sorted(codepoints))
+    if codepoints and stamp.is_file() and stamp.read_text() == key and (static / ICONS_CSS).is_file():
+        return []
     rules, written = [], []
     for name, (family, weight) in ICON_FONTS.items():
         source = webfonts / f"{name}.ttf"
@@ -261,6 +266,8 @@ def subset_icon_fonts(html_root: Path) -> list[str]:
         written.append(f"{name} ({target.stat().st_size // 1000} kB)")
     header = "/* Written by rec11.book.livecode: the theme's icon fonts, cut down to the icons this site uses. */\n"
     (static / ICONS_CSS).write_text(header + "\n".join(rules) + "\n")
+    if written:
+        stamp.write_text(key)
     return written
 
 

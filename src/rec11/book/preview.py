@@ -129,8 +129,22 @@ def main(argv=None) -> int:
 
             async for changes in watchfiles.awatch(*self.paths, watch_filter=lambda _, p: not self.ignore(p)):
                 paths = [Path(p).resolve() for _, p in changes]
-                await asyncio.to_thread(self.change_callback, changed_paths=paths)
-                self.flag.set()
+                # The tab reloads as soon as the saved page's HTML is rewritten; the rest of
+                # the build (slide deck, notebook downloads) finishes behind it.
+                pages = [html / p.relative_to(book).with_suffix(".html") for p in paths
+                         if p.suffix == ".md" and p.is_relative_to(book / "book")]
+                before = {page: page.stat().st_mtime_ns if page.exists() else 0 for page in pages}
+                build = asyncio.ensure_future(asyncio.to_thread(self.change_callback, changed_paths=paths))
+                reloaded = False
+                while not build.done():
+                    await asyncio.sleep(0.05)
+                    if pages and not reloaded and all(
+                            page.exists() and page.stat().st_mtime_ns != before[page] for page in pages):
+                        self.flag.set()
+                        reloaded = True
+                await build
+                if not reloaded:
+                    self.flag.set()
 
     watcher = Watcher(watch, ignore, change_callback=rebuilder)
     url_host = f"{args.host}:{args.port}"
