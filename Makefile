@@ -44,18 +44,18 @@ node_modules/.installed: package.json package-lock.json
 test: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest
 
-# Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT).
-# Executed cells come from the same cache as `make build`.
+# Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT): the
+# same build as `make build` (same cache, same _build), from a warm process (rec11.book.preview).
 preview: $(VENV)/.installed node_modules/.installed
-	$(VENV)/bin/jupyter-book config sphinx . > /dev/null
-	$(VENV)/bin/sphinx-autobuild . _build/html --port $(PREVIEW_PORT) -D nb_execution_cache_path=_build/.jupyter_cache \
-	  --watch src/rec11 --ignore "_build/*" --ignore ".cache/*" --ignore "figures/*" --ignore ".venv/*" ; \
-	  rm -f conf.py
+	$(PY) -m rec11.book.preview --port $(PREVIEW_PORT)
 
-# Cold, no-op, prose-, code- and package-edit rebuilds in a fresh clone, then every
-# cell on one core; writes BENCHMARKS.md. About 10 minutes on 2 cores.
+# Cold, no-op, prose-, code- and package-edit rebuilds in a fresh clone, every cell on
+# one core, then page weight and Lighthouse on every page, the preview's save-to-page time
+# and a profile of the prose-edit build; writes BENCHMARKS.md. About 20 minutes on 2 cores.
+# BENCH_ARGS=--speed-only redoes only the last three, on this checkout's build (~7 minutes).
+BENCH_ARGS ?=
 bench: $(VENV)/.installed node_modules/.installed
-	$(PY) -m rec11.book.bench
+	$(PY) -m rec11.book.bench $(BENCH_ARGS)
 
 clean:
 	rm -rf _build

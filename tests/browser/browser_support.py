@@ -39,7 +39,8 @@ def pages_with_code(book: Path) -> list[str]:
     return found
 
 
-REPORT: dict[str, dict[str, dict]] = {"live code": {}, "page weight": {}, "print": {}, "slides": {}}
+REPORT: dict[str, dict[str, dict]] = {"live code": {}, "page weight": {}, "lighthouse": {}, "print": {},
+                                      "slides": {}}
 
 
 def site_config(html: Path) -> dict:

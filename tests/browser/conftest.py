@@ -26,8 +26,6 @@ Browser tests are never skipped: Chromium or npm files missing is an error, and 
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 import shutil
 import subprocess
@@ -36,12 +34,15 @@ import threading
 import time
 import urllib.request
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSite, book_dir, site_config
+
+# Static files, gzipped as GitHub Pages serves them: the same server `make bench` measures with.
+from rec11.book.pagespeed import PagesLikeHandler
 
 
 # --- timings and page weights, printed after the run as a report --------------------
@@ -83,35 +84,6 @@ def built_site(request) -> dict:
         assert config["source"] == "jupyter-server", f"{reuse} was built for {config['source']}, not jupyter-server"
         return {"html": html, "server_url": config["server"]["url"], "token": config["server"]["token"]}
     return request.getfixturevalue("built_book")  # tests/conftest.py: one build per session
-
-
-GZIP_TYPES = (".html", ".js", ".css", ".json", ".svg", ".txt", ".inv", ".xml", ".ttf", ".otf", ".eot")
-
-
-class PagesLikeHandler(SimpleHTTPRequestHandler):
-    """Static files, gzipped when the browser accepts it, as GitHub Pages serves them."""
-
-    cache: dict[Path, bytes] = {}
-
-    def log_message(self, *args):  # quiet
-        pass
-
-    def send_head(self):
-        path = Path(self.translate_path(self.path))
-        if path.is_dir():
-            path = path / "index.html"
-        if (path.suffix in GZIP_TYPES and path.is_file()
-                and "gzip" in self.headers.get("Accept-Encoding", "")):
-            if path not in self.cache:
-                self.cache[path] = gzip.compress(path.read_bytes(), compresslevel=6)
-            body = self.cache[path]
-            self.send_response(200)
-            self.send_header("Content-Type", self.guess_type(str(path)))
-            self.send_header("Content-Encoding", "gzip")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            return io.BytesIO(body)
-        return super().send_head()
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """Benchmark the book's build and its live cells; write the results to BENCHMARKS.md.
 
-    python -m rec11.book.bench            # everything (about 10 minutes on 2 cores)
-    python -m rec11.book.bench --quick    # skip the cold build: reuse the caches in the clone
+    python -m rec11.book.bench                # everything (about 20 minutes on 2 cores)
+    python -m rec11.book.bench --speed-only   # only the page-speed section, on this checkout (~7 min)
 
 Each measurement works on a fresh ``git clone`` of the committed HEAD in a temporary
 folder, with the same virtual environment (dependencies installed) but empty caches:
@@ -13,7 +13,11 @@ folder, with the same virtual environment (dependencies installed) but empty cac
 * package-edit rebuild: one model module changed; exactly the pages that import it re-execute;
 * every cell on one core (``taskset -c 0``, one torch thread) with the cached models: wall
   time and the kernel's peak memory, the Binder-like budget;
-* page weight: bytes a reader's browser fetches for each page before live code starts.
+* page weight: bytes a reader's browser fetches for each page before live code starts;
+* page speed (``--speed-only`` redoes just this section, on the checkout's own build):
+  weight on a phone and Lighthouse's mobile scores for every page (rec11.book.pagespeed),
+  ``make preview``'s save-to-page time (rec11.book.previewtime), and where a prose-edit
+  ``make build`` spends its time (cProfile).
 
 Timings are reported, never asserted: these machines are noisy.
 """
@@ -28,20 +32,21 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from rec11.book import notes
+from rec11.book import notes, pagespeed, previewtime
 from rec11.book.build import execution_summary
 from rec11.book.sphinxext import page_modules
 from rec11.sources import module_closure
 
 ROOT = Path(__file__).resolve().parents[3]
-BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536, "page_mb": 1.0,
-          "lm_pages_s": 70}
+BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536,
+          "page_mb": pagespeed.MAX_PAGE_BYTES / 1e6, "lm_pages_s": 70, "preview_s": 3}
 # The pages that share the tiny GPT (they call ``lm.load()``): together, training included,
 # they have their own budget.
 
@@ -138,7 +143,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark the book; write BENCHMARKS.md.")
     parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
     parser.add_argument("--keep", action="store_true", help="keep the temporary clone")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the page-speed section, measured on this checkout's build")
     args = parser.parse_args(argv)
+    if args.speed_only:
+        return speed_only(args.out)
 
     work = Path(tempfile.mkdtemp(prefix="rec11-bench-"))
     clone = work / "clone"
@@ -178,12 +187,142 @@ def main(argv=None) -> int:
     cells = {page: one_core_cells(clone, page, env) for page in notes.toc_pages(clone)
              if code_cells(clone, page)}
     weights = {page: page_weight(clone / "_build" / "html", page) for page in notes.toc_pages(clone)}
+    speed = page_speed(clone, env)
 
-    report = render(rows, cells, weights, clone, commit)
+    report = render(rows, cells, weights, clone, commit) + render_speed(speed)
     args.out.write_text(report)
     print(report)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+# --- page speed and the edit loop (issue 13) -------------------------------------------------
+
+SPEED_HEADING = "## Page speed and the edit loop"
+# What the prose-edit build's profile is split into: (label, function name in the profile).
+PHASES = [  # (label, file the function is in, function)
+    ("start: import Jupyter Book's command line (Sphinx, jsonschema, ...)", "jupyter_book/cli/main.py", "<module>"),
+    ("start: import Jupyter Book's Sphinx glue (myst-nb, ...)", "jupyter_book/sphinx.py", "<module>"),
+    ("Sphinx set-up, in all", "sphinx/application.py", "__init__"),
+    ("  of which: load the extensions", "sphinx/application.py", "setup_extension"),
+    ("  of which: the toc (sphinx-external-toc)", "sphinx_external_toc/events.py", "parse_toc_to_env"),
+    ("Sphinx build, in all", "sphinx/application.py", "build"),
+    ("  of which: which pages are outdated (package fingerprints)", "rec11/book/sphinxext.py",
+     "outdated_by_dependencies"),
+    ("  of which: read the edited page (myst-nb, cached outputs)", "sphinx/builders/__init__.py", "read_doc"),
+    ("  of which: write pages", "sphinx/builders/html/__init__.py", "write_doc"),
+    ("  of which: slide deck", "rec11/book/slides.py", "write_deck"),
+    ("  of which: notebook downloads", "rec11/book/notebooks.py", "on_build_finished"),
+    ("  of which: npm files and icon fonts", "rec11/book/livecode.py", "copy_packages"),
+    ("  of which: PNG optimisation (cached)", "rec11/book/images.py", "optimise_site"),
+]
+
+
+def profile_prose_build(book: Path, env: dict) -> dict:
+    """A prose edit, then ``make build`` under cProfile; seconds per phase and in all."""
+    import pstats
+
+    page = book / previewtime.PAGE
+    original = page.read_text()
+    page.write_text(original.replace(previewtime.SENTENCE[0], previewtime.SENTENCE[1].format(word="profiled"), 1))
+    prof = book / "_build" / "prose-edit.prof"
+    try:
+        start = time.perf_counter()
+        # what `make build` runs (rec11.book.build): Jupyter Book's build, then the figure export
+        result = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "rec11.book.quickstart",
+                                 "build", str(book), "--path-output", str(book), "-W", "-n", "--keep-going"],
+                                capture_output=True, text=True, env=env, cwd=book)
+        profiled = time.perf_counter() - start
+        from rec11.book.build import export_figures
+
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory() as figures:
+            export_figures(book / "_build", Path(figures), book)
+        export = time.perf_counter() - start
+    finally:
+        page.write_text(original)
+    if result.returncode != 0:
+        sys.exit(f"bench: the profiled build failed:\n{(result.stdout + result.stderr)[-3000:]}")
+    stats = pstats.Stats(str(prof)).stats
+    phases = {}
+    for label, where, function in PHASES:
+        found = [v[3] for (file, _, name), v in stats.items() if file.endswith(where) and name == function]
+        phases[label] = max(found, default=0.0)
+    phases["figure export to figures/ (after the build; timed, not profiled)"] = export
+    phases.pop("figure export to figures/ (after the build)", None)
+    total = max(v[3] for v in stats.values())
+    # the build itself (no profiler), after the profiled one has put the sentence back
+    timed = run_build(book, env)
+    return {"profiled_total": total, "phases": phases, "wall": timed["seconds"], "executed": timed["executed"],
+            "profiled_wall": profiled}
+
+
+def page_speed(book: Path, env: dict) -> dict:
+    html = book / "_build" / "html"
+    pages = [p for p in notes.toc_pages(book) if (html / f"{p}.html").is_file()]
+    print("bench: page weight and Lighthouse on every page ...", flush=True)
+    found = pagespeed.measure(html, pages)
+    print("bench: preview save-to-page ...", flush=True)
+    preview = previewtime.measure(book, runs=5, env=env)
+    print("bench: prose-edit build profile ...", flush=True)
+    profile = profile_prose_build(book, env)
+    return {"pages": found, "preview": preview, "profile": profile}
+
+
+def render_speed(speed: dict) -> str:
+    found, preview, profile = speed["pages"], speed["preview"], speed["profile"]
+    summary = pagespeed.summary(found)
+    verdict = lambda ok: "meets" if ok else "**misses**"  # noqa: E731
+    lighthouse_ok = all(pagespeed.meets(row["lighthouse"]) for row in found.values())
+    median_preview = statistics.median(preview)
+    lines = [
+        SPEED_HEADING,
+        "",
+        f"Measured on {dt.date.today().isoformat()} by `python -m rec11.book.bench` (issue 13), served from 127.0.0.1",
+        "with gzip as GitHub Pages serves text (`rec11.book.pagespeed`). Weight: bytes transferred before Live Code",
+        "on a 390 x 844 phone screen, when the page opens and after scrolling to its end (figures load lazily);",
+        "every dropdown opened as well adds nothing today. Lighthouse 12.2.3, mobile preset (simulated slow 4G,",
+        "4x CPU slowdown), offline; a page below a target is run once more and the better run is shown.",
+        "",
+        *pagespeed.table(found),
+        "",
+        f"- Heaviest page: {summary['heaviest']}, {summary['heaviest_bytes'] / 1e6:.3f} MB; median page "
+        f"{summary['median_bytes'] / 1e6:.3f} MB; ≤ {pagespeed.MAX_PAGE_BYTES / 1e6:.2f} MB: "
+        f"{verdict(summary['heaviest_bytes'] <= pagespeed.MAX_PAGE_BYTES)}.",
+        f"- Lighthouse on every page: performance ≥ {pagespeed.MIN_SCORES['performance']}, accessibility "
+        f"{pagespeed.MIN_SCORES['accessibility']}, best practices ≥ {pagespeed.MIN_SCORES['best-practices']}, "
+        f"CLS ≤ {pagespeed.MAX_CLS}: {verdict(lighthouse_ok)}.",
+        f"- `make preview`, save to new HTML on disk (a prose edit, {len(preview)} saves): "
+        f"{', '.join(f'{t:.1f}' for t in preview)} s; median {median_preview:.1f} s; ≤ {BUDGET['preview_s']} s: "
+        f"{verdict(median_preview <= BUDGET['preview_s'])}.",
+        f"- `make build` after a prose edit: {profile['wall']:.1f} s, pages executed: "
+        f"{len(profile['executed'])}. Where its time goes (cProfile, {profile['profiled_total']:.1f} s with the "
+        "profiler's overhead; phases can overlap):",
+        "",
+        "| phase | profiled (s) | share |",
+        "|---|---:|---:|",
+    ]
+    for label, seconds in profile["phases"].items():
+        lines.append(f"| {label} | {seconds:.2f} | {seconds / profile['profiled_total']:.0%} |")
+    return "\n".join(lines + [""])
+
+
+def speed_only(out: Path) -> int:
+    """Redo the page-speed section of BENCHMARKS.md on this checkout (its build must exist)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    if not (ROOT / "_build" / "html").is_dir():
+        sys.exit("bench: build the book first (make build)")
+    section = render_speed(page_speed(ROOT, env))
+    text = out.read_text() if out.is_file() else "# Benchmarks\n\n"
+    if SPEED_HEADING in text:
+        before, _, rest = text.partition(SPEED_HEADING)
+        after = rest[rest.find("\n## "):] if "\n## " in rest else ""
+        text = before + section + after.lstrip("\n")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    out.write_text(text)
+    print(section)
     return 0
 
 
@@ -222,7 +361,7 @@ def render(rows, cells, weights, clone, commit) -> str:
         "Cold execution time comes from the cold build (2 cores, training included). The cell columns",
         "re-run every cell in a fresh kernel pinned to one core (`taskset -c 0`, one torch thread) with",
         "the models already cached: what a student's Binder kernel does. Peak memory is the kernel's",
-        "resident set. Weight is what the browser fetches before Live Code, gzipped as GitHub Pages serves it\n(files referenced by the HTML and the fonts its stylesheets use; MathJax loads more on pages with math).",
+        "resident set. Weight is what the browser fetches before Live Code, gzipped as GitHub Pages serves it\n(estimated from the files the HTML references and the fonts its stylesheets use; measured in a\nbrowser in the page-speed section below).",
         "",
         "| page | cold execution (s) | code cells | slowest cell, one core (s) | all cells, one core (s) | peak memory (MB) | weight (KB) |",
         "|---|---:|---:|---:|---:|---:|---:|",

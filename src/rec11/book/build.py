@@ -26,13 +26,14 @@ EXECUTED = re.compile(r"^(?P<page>\S+?)(\.md)?: Executing notebook using", re.M)
 CACHED = re.compile(r"^(?P<page>\S+?)(\.md)?: Using cached notebook", re.M)
 
 
-def jupyter_book() -> str:
-    return str(Path(sys.executable).with_name("jupyter-book"))
+def jupyter_book() -> list[str]:
+    """Jupyter Book's command line, started without its slow optional imports (rec11.book.quickstart)."""
+    return [sys.executable, "-m", "rec11.book.quickstart"]
 
 
 def build(book: Path, out: Path, extra: tuple[str, ...] = ()) -> tuple[int, str]:
     """Run the strict build; return (exit code, everything it printed)."""
-    cmd = [jupyter_book(), "build", str(book), "--path-output", str(out), "-W", "-n", "--keep-going", *extra]
+    cmd = [*jupyter_book(), "build", str(book), "--path-output", str(out), "-W", "-n", "--keep-going", *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
     for line in proc.stdout:  # stream, so a long build shows progress

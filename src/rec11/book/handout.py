@@ -55,6 +55,7 @@ import yaml
 from docutils import nodes
 from sphinx.util.docutils import SphinxRole
 
+from rec11.book.mathsvg import unique_ids
 from rec11.book.notes import load_substitutions, toc_chapters
 
 CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")  # Debian's; no Playwright download
@@ -200,6 +201,11 @@ def compose(book: Path, html: Path, figures: Path, instructor: bool) -> tuple[st
     first = _soup(html / f"{entries[0].docname}.html")
     base = SITE + entries[0].docname + ".html"
     styles = [urljoin(base, link["href"]) for link in first.select('link[rel="stylesheet"]')]
+    # Math is typeset when the book is built (rec11.book.mathsvg); its stylesheet is linked
+    # only from pages with math, and the first page may have none.
+    math_css = urljoin(SITE, "_static/rec11-math.css")
+    if (html / "_static" / "rec11-math.css").is_file() and math_css not in styles:
+        styles.append(math_css)
     mathjax_config = next((s.string for s in first.find_all("script") if s.string and "window.MathJax" in s.string), "")
     mathjax = [urljoin(base, s["src"]) for s in first.select("script[src]") if "mathjax" in s["src"].lower()]
     facts = {key: escape(str(value)) for key, value in load_substitutions(book).items()}
@@ -217,6 +223,8 @@ def compose(book: Path, html: Path, figures: Path, instructor: bool) -> tuple[st
              f'<h2 id="handout-contents">Contents</h2>{contents(titled)}</nav></section>')
     page = (f'<!DOCTYPE html><html lang="en" data-theme="light"><head><meta charset="utf-8">'
             f'<title>{title}</title>{head}</head><body><main>{cover}{"".join(articles)}</main></body></html>')
+    page = unique_ids(page)  # formulas from many pages in one document (math typeset at build time)
+    page = re.sub(r'\sloading="lazy"', "", page)  # print every figure, not only those scrolled to
     return page, titled
 
 
@@ -273,8 +281,10 @@ def load(browser, page_html: str, html: Path, figures: Path):
     tab = browser.new_page()
     tab.route("**/*", serve)
     tab.goto(SITE + PRINT_PAGE, wait_until="networkidle", timeout=120_000)
-    tab.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=60_000)
-    tab.evaluate("MathJax.startup.promise.then(() => document.fonts.ready).then(() => true)")
+    if tab.evaluate("!!document.querySelector('script[src*=\"mathjax\"]')"):  # math typeset in the browser
+        tab.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=60_000)
+        tab.evaluate("MathJax.startup.promise")
+    tab.evaluate("document.fonts.ready.then(() => true)")
     tab.wait_for_load_state("networkidle")
     if off_site:
         raise HandoutError(f"the pages asked for files outside the site: {sorted(set(off_site))[:5]}")
@@ -286,7 +296,7 @@ def load(browser, page_html: str, html: Path, figures: Path):
     raw = tab.evaluate("[...document.querySelectorAll('.math')].filter(m => !m.querySelector('mjx-container'))"
                        ".map(m => m.textContent.slice(0, 60))")
     if raw:
-        raise HandoutError(f"math left untypeset (MathJax): {raw[:5]}")
+        raise HandoutError(f"math left untypeset: {raw[:5]}")
     return tab
 
 

@@ -240,6 +240,11 @@ def subset_icon_fonts(html_root: Path) -> list[str]:
     static = html_root / "_static"
     webfonts = static / "vendor" / "fontawesome" / "webfonts"
     codepoints = icon_codepoints(html_root) if webfonts.is_dir() else set()
+    # The same icons as the last build: its fonts stand (a prose edit rebuilds no font).
+    stamp = static / "rec11-icons" / ".codepoints"
+    key = ",".join(f"{c:x}" for c in sorted(codepoints))
+    if codepoints and stamp.is_file() and stamp.read_text() == key and (static / ICONS_CSS).is_file():
+        return []
     rules, written = [], []
     for name, (family, weight) in ICON_FONTS.items():
         source = webfonts / f"{name}.ttf"
@@ -261,6 +266,8 @@ def subset_icon_fonts(html_root: Path) -> list[str]:
         written.append(f"{name} ({target.stat().st_size // 1000} kB)")
     header = "/* Written by rec11.book.livecode: the theme's icon fonts, cut down to the icons this site uses. */\n"
     (static / ICONS_CSS).write_text(header + "\n".join(rules) + "\n")
+    if written:
+        stamp.write_text(key)
     return written
 
 
@@ -270,7 +277,13 @@ def copy_packages(app: Sphinx, exception) -> None:
     static = Path(app.outdir) / "_static"
     for name, source in app.rec11_npm.items():
         target = static / PACKAGES[name][2]
+        # Copied once per version: a rebuild after a prose edit skips the 500 files again.
+        stamp = target / ".rec11-npm"
+        copied = f"{name} {package_version(name, Path(app.srcdir))} {source}"
+        if stamp.is_file() and stamp.read_text() == copied:
+            continue
         shutil.copytree(source, target, ignore=_skip, dirs_exist_ok=True)
+        stamp.write_text(copied)
     logger.info("rec11: copied %s into _static", ", ".join(f"{n} ({p})" for n, p in app.rec11_npm.items()))
     fontawesome = static / FONTAWESOME_JS
     if fontawesome.is_file():

@@ -52,6 +52,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from rec11.book import livecode
+from rec11.book.mathsvg import unique_ids
 from rec11.book import notes as notes_mod
 from rec11.book.sphinxext import line_of
 
@@ -195,12 +196,16 @@ def _rebase(element, page: str) -> None:
 
 
 def _clean(element, page: str):
-    """A copy fit for the deck: no ids (they would repeat), no ¶ anchors, no figure numbers."""
+    """A copy fit for the deck: no ids (they would repeat), no ¶ anchors, no figure numbers.
+
+    The glyphs of a typeset formula keep theirs (its SVG draws them by id); the deck
+    numbers them anew once it is whole (rec11.book.mathsvg.unique_ids)."""
     element = copy.copy(element)
     for junk in element.select("a.headerlink, .caption-number"):
         junk.decompose()
     for tag in [element, *element.find_all(True)]:
-        tag.attrs.pop("id", None)
+        if not (tag.name == "path" and str(tag.get("id", "")).startswith("MJX-")):
+            tag.attrs.pop("id", None)
     _rebase(element, page)
     return element
 
@@ -299,7 +304,7 @@ def compose(srcdir: Path, outdir: Path, env, title: str) -> list[DeckSlide]:
     config = json.dumps({"width": WIDTH, "height": HEIGHT})
     deck = outdir / DECK
     deck.parent.mkdir(parents=True, exist_ok=True)
-    deck.write_text(PAGE.format(title=html.escape(title), slides="\n".join(parts), config=config))
+    deck.write_text(unique_ids(PAGE.format(title=html.escape(title), slides="\n".join(parts), config=config)))
     return slides
 
 

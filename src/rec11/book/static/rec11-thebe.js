@@ -777,7 +777,10 @@
       requestKernel: false,         // the kernel is asked for below, so that it can be asked for again
       selector: "[data-executable]",
       outputSelector: "[data-output]",
-      mathjaxUrl: "",              // no MathJax 2 from a CDN; the page has its own MathJax
+      // Thebe renders text/latex outputs only when it has a MathJax URL; with no
+      // mathjaxConfig it never loads it (no MathJax 2 from a CDN). rec11-livemath.js
+      // typesets those outputs with the site's own MathJax 3, loaded on demand.
+      mathjaxUrl: "_static/mathjax/tex-svg.js",
       mathjaxConfig: "",
       kernelOptions: config.kernel,
       codeMirrorConfig: { theme: "default", mode: "python", lineNumbers: true },
