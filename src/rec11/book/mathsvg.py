@@ -43,6 +43,8 @@ from sphinx.util import logging
 from sphinx.util.math import get_node_equation_number
 
 from rec11.book import livecode
+from rec11.book.sphinxext import line_of
+from rec11.book.trim import filter_pages
 
 logger = logging.getLogger(__name__)
 
@@ -79,14 +81,6 @@ def key(tex: str, display: bool) -> str:
     return ("D:" if display else "I:") + tex
 
 
-def _line_of(node: nodes.Node) -> int | None:
-    while node is not None:
-        if node.line:
-            return node.line
-        node = node.parent
-    return None
-
-
 # --- the environment: formulas per page, and what they typeset to ---------------------------
 
 
@@ -110,7 +104,7 @@ def init_env(app: Sphinx) -> None:
 def collect(app: Sphinx, doctree: nodes.document) -> None:
     found = []
     for node in doctree.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block))):
-        found.append((key(*formula(node)), _line_of(node)))
+        found.append((key(*formula(node)), line_of(node)))
     app.env.rec11_math[app.env.docname] = found
 
 
@@ -224,19 +218,9 @@ def unique_ids(html: str) -> str:
 
 def number_ids_in_pages(app: Sphinx) -> None:
     """Filter every page the HTML builder renders through ``unique_ids``."""
-    if getattr(app.builder, "math_renderer_name", None) != NAME or not hasattr(app.builder, "templates"):
+    if getattr(app.builder, "math_renderer_name", None) != NAME:
         return
-    templates = app.builder.templates
-    render = templates.render
-    if getattr(render, "rec11_math_ids", False):
-        return
-
-    def numbered(template: str, context: dict) -> str:
-        html = render(template, context)
-        return unique_ids(html) if PLACEHOLDER in html else html
-
-    numbered.rec11_math_ids = True
-    templates.render = numbered
+    filter_pages(app, "math ids", lambda html, context: unique_ids(html) if PLACEHOLDER in html else html)
 
 
 def page_assets(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:

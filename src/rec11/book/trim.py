@@ -96,21 +96,32 @@ def trim_html(html: str) -> str:
     return html
 
 
-def wrap_templates(app: Sphinx) -> None:
-    """Filter every page the HTML builder renders through ``trim_html``."""
+def filter_pages(app: Sphinx, name: str, edit) -> None:
+    """Pass every page the HTML builder renders through ``edit(html, context)``, once.
+
+    ``name`` marks the filter, so a builder set up twice (as the preview does) does not
+    stack the same filter; the book's filters (``trim_html`` here, math ids in
+    ``rec11.book.mathsvg``) are each added by this function.
+    """
     if app.builder.format != "html" or not hasattr(app.builder, "templates"):
         return
     templates = app.builder.templates
     render = templates.render
-    if getattr(render, "rec11_trimmed", False):
+    marks = getattr(render, "rec11_filters", ())
+    if name in marks:
         return
 
-    def trimmed(template: str, context: dict) -> str:
-        html = render(template, context)
-        return html if context.get("pagename") == "search" else trim_html(html)
+    def filtered(template: str, context: dict) -> str:
+        return edit(render(template, context), context)
 
-    trimmed.rec11_trimmed = True
-    templates.render = trimmed
+    filtered.rec11_filters = (*marks, name)
+    templates.render = filtered
+
+
+def wrap_templates(app: Sphinx) -> None:
+    """Filter every page the HTML builder renders through ``trim_html``."""
+    filter_pages(app, "trim", lambda html, context:
+                 html if context.get("pagename") == "search" else trim_html(html))
 
 
 def theme_mode(app: Sphinx, config) -> None:
