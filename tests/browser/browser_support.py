@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import time
+import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -209,3 +212,29 @@ def type_and_run(page, cell: dict, code: str, where: str = "start") -> None:
         page.keyboard.press("Shift+Home")
         page.keyboard.type(code)
     box.locator(".thebe-run-button").click()
+
+
+@contextmanager
+def jupyter_process(cmd: list[str], status_url: str, log_path: Path, what: str, timeout: float = 90, **popen):
+    """Run a Jupyter server (or JupyterLab) until the block ends; enter once ``status_url``
+    answers, fail naming the log if it never does."""
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, **popen)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(status_url, timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    proc.kill()
+                    raise AssertionError(f"{what} did not start; see {log_path}") from None
+                time.sleep(0.3)
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -31,15 +31,14 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from functools import partial
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSite, book_dir, site_config
+from browser_support import (CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSite, book_dir, jupyter_process,
+                             site_config)
 
 # Static files, gzipped as GitHub Pages serves them: the same server `make bench` measures with.
 from rec11.book.pagespeed import PagesLikeHandler
@@ -103,32 +102,14 @@ def jupyter_server(built_site, tmp_path_factory):
     """A `jupyter server` where the built pages expect it, serving the book's folder."""
     url = urlparse(built_site["server_url"])
     assert url.hostname in LOCAL_HOSTS, f"the site points live code at {built_site['server_url']}, not 127.0.0.1"
-    log = (tmp_path_factory.mktemp("jupyter") / "server.log").open("w")
+    log = tmp_path_factory.mktemp("jupyter") / "server.log"
     cmd = [str(Path(sys.executable).with_name("jupyter-server")), "--no-browser",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={url.port}", "--ServerApp.port_retries=0",
            f"--IdentityProvider.token={built_site['token']}", f"--ServerApp.root_dir={book_dir()}",
            "--allow-root"]
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=book_dir())
     status = f"{built_site['server_url']}api/status?token={built_site['token']}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(status, timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError(f"jupyter server did not start; see {log.name}")
-        time.sleep(0.3)
-    yield built_site["server_url"]
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with jupyter_process(cmd, status, log, "jupyter server", timeout=60, cwd=book_dir()):
+        yield built_site["server_url"]
 
 
 # --- the browser ------------------------------------------------------------------------

@@ -11,15 +11,13 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_support import ROOT
+from browser_support import ROOT, jupyter_process
+from hub_support import free_port
 
 pytestmark = pytest.mark.browser
 
@@ -37,12 +35,6 @@ def test_binder_pins_the_jupytext_the_tests_use():
     assert pin(ROOT / "binder" / "requirements.txt", "jupytext") == jupytext.__version__
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def lab(tmp_path):
     """JupyterLab on 127.0.0.1, configured by binder/postBuild's jupytext-config line."""
@@ -56,30 +48,12 @@ def lab(tmp_path):
     (root / PAGE).parent.mkdir(parents=True)
     (root / PAGE).write_text((ROOT / PAGE).read_text())
     port, token = free_port(), secrets.token_hex(16)
-    log = (tmp_path / "lab.log").open("w")
-    proc = subprocess.Popen(
-        [str(bin_dir / "jupyter-lab"), "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--allow-root", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=log, stderr=subprocess.STDOUT, env=env)
+    cmd = [str(bin_dir / "jupyter-lab"), "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+           "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+           "--allow-root", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     base = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            with urllib.request.urlopen(f"{base}api/status?token={token}", timeout=2):
-                break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise AssertionError(f"jupyter lab did not start; see {log.name}") from None
-            time.sleep(0.5)
-    yield base, token
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with jupyter_process(cmd, f"{base}api/status?token={token}", tmp_path / "lab.log", "jupyter lab", env=env):
+        yield base, token
 
 
 def test_a_page_source_opens_as_a_notebook(browser, lab):
