@@ -3,7 +3,7 @@
 The site is served the way GitHub Pages serves it (gzip for text; see conftest.py). Each
 page is opened in a phone-sized window (rec11.book.pagespeed.weigh), scrolled to its end
 so lazy figures load, then with every dropdown open and scrolled again: what a reader
-can fetch before Live Code. The heaviest page must stay within 0.40 MB (issue 13); the
+can fetch before Live Code. The heaviest page must stay within 0.40 MB (the README's budget); the
 table and the median are printed at the end of the run. Math is typeset when the book
 is built, so no page may load a math engine (MathJax loads on demand for live outputs).
 """

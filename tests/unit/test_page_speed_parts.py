@@ -1,4 +1,4 @@
-"""The parts of issue 13 that need no build: PNG optimisation, <img> attributes, trimmed pages."""
+"""The page-speed parts that need no build: PNG optimisation, <img> attributes, trimmed pages."""
 
 import io
 

@@ -197,7 +197,7 @@ def main(argv=None) -> int:
     return 0
 
 
-# --- page speed and the edit loop (issue 13) -------------------------------------------------
+# --- page speed and the edit loop ---------------------------------------------------------------
 
 SPEED_HEADING = "## Page speed and the edit loop"
 # What the prose-edit build's profile is split into: (label, function name in the profile).
@@ -279,7 +279,7 @@ def render_speed(speed: dict) -> str:
     lines = [
         SPEED_HEADING,
         "",
-        f"Measured on {dt.date.today().isoformat()} by `python -m rec11.book.bench` (issue 13), served from 127.0.0.1",
+        f"Measured on {dt.date.today().isoformat()} by `python -m rec11.book.bench`, served from 127.0.0.1",
         "with gzip as GitHub Pages serves text (`rec11.book.pagespeed`). Weight: bytes transferred before Live Code",
         "on a 390 x 844 phone screen, when the page opens and after scrolling to its end (figures load lazily);",
         "every dropdown opened as well adds nothing today. Lighthouse 12.2.3, mobile preset (simulated slow 4G,",

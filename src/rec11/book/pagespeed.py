@@ -40,7 +40,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
 PHONE = {"width": 390, "height": 844}
 
-# The targets (issue 13): whole-page weight, and Lighthouse on every page.
+# The targets (README, "Speed, and what a rebuild costs"): whole-page weight, and Lighthouse on every page.
 MAX_PAGE_BYTES = 400_000
 MIN_SCORES = {"performance": 90, "accessibility": 100, "best-practices": 95}
 MAX_CLS = 0.05

@@ -1,6 +1,6 @@
 """Nothing on a page that the page does not use.
 
-An audit of what the theme and the extensions put on every page (issue 13), and what
+An audit of what the theme and the extensions put on every page, and what
 this extension does about each (sizes gzipped):
 
 ======================================  ==========  =================================================
