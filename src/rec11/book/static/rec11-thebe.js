@@ -31,6 +31,7 @@
   var TOKEN_KEY = "rec11-live-code-token:";
   var EDITS_KEY = "rec11-live-code-edits:";
   var CONNECT_TIMEOUT = 15000;   // ms for a new kernel's websocket before the page says so
+  var REPROBE_DELAY = 1500;      // ms before a refused probe is tried once more
   var LOST_GRACE = 3000;         // ms a dropped connection may take to come back on its own
   var SPAWN_TIMEOUT = 300000;    // ms for the hub to start a reader's server
   var state = {
@@ -590,6 +591,14 @@
     var first = await Promise.race([connected.then(function (ok) { return ok ? "connected" : "timeout"; }),
                                     probe.then(function (ok) { return ok === false ? "refused" : null; })]);
     if (first === null) first = (await connected) ? "connected" : "timeout";
+    if (first === "refused") {
+      // A probe can fail for a moment while a busy server is still setting the kernel up;
+      // a refusal (a 403) is one that a second probe, a moment later, meets again.
+      await pause(REPROBE_DELAY);
+      var again = kernel.connectionStatus === "connected" ? true : await probeWebsocket(kernel);
+      if (again === true) first = "connected";
+      else if (again === null) first = (await connected) ? "connected" : "timeout";
+    }
     if (first === "connected") return;
     session.shutdown().catch(function () {});  // no use to anyone: do not leave it running
     if (first === "refused") throw Problem("websocket", refusedMessage());
