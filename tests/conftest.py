@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from rec11.book.previewtime import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,10 +64,6 @@ def mini_book(tmp_path) -> MiniBook:
     return MiniBook(tmp_path)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")

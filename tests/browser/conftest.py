@@ -161,7 +161,7 @@ def hub_site(tmp_path_factory) -> dict:
     {html, hub_url}. The hub's port is chosen here, because the build writes its URL into
     the pages. ``REC11_HUB_SITE=DIR`` reuses a hub-mode build made earlier into ``DIR``.
     """
-    from hub_support import free_port
+    from rec11.book.previewtime import free_port
 
     reuse = os.environ.get("REC11_HUB_SITE")
     if reuse:

@@ -24,7 +24,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -33,6 +32,8 @@ import urllib.request
 from pathlib import Path
 
 from browser_support import ROOT
+
+from rec11.book.previewtime import free_port
 
 SLOW_SPAWN = 12  # s: the slow spawn a test shows progress for
 CHP = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -95,10 +96,6 @@ c.JupyterHub.load_roles = [{{"name": "rec11-tests", "services": ["rec11-tests"],
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Hub:

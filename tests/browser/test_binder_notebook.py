@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 from browser_support import ROOT, jupyter_process
-from hub_support import free_port
+
+from rec11.book.previewtime import free_port
 
 pytestmark = pytest.mark.browser
 

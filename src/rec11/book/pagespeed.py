@@ -34,10 +34,9 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from rec11.book.handout import CHROMIUM, CHROMIUM_ARGS  # the one browser the book drives
+
 ROOT = Path(__file__).resolve().parents[3]
-CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-dev-shm-usage"]
 PHONE = {"width": 390, "height": 844}
 
 # The targets (README, "Speed, and what a rebuild costs"): whole-page weight, and Lighthouse on every page.
