@@ -1,7 +1,7 @@
 """Train once, reuse everywhere: a disk cache for trained models.
 
-A cached model is keyed by its name, its config and the hash of the package code it
-depends on (the module that defines it, the module that trains it, and every
+A cached model is keyed by its name, its config, the number of threads it was trained
+on (see below) and the hash of the package code it depends on (the module that defines it, the module that trains it, and every
 ``rec11`` module those import). Editing that code retrains the model; editing
 anything else, a page's prose or a plot, does not.
 
@@ -15,7 +15,8 @@ one page at a time, so while a page trains, the second core is otherwise idle, a
 training batch is large enough to use it (the tiny GPT trains in 0.6 of the time).
 The number is fixed rather than "all cores" because it changes the float rounding,
 and with it the trained weights: a 4-core runner must train the model the pages
-were checked against.
+were checked against. For the same reason it is part of the key: the unit tests
+train on one thread, and their copy of a model must not stand in for the pages'.
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ def _config_dict(config) -> dict:
     return dataclasses.asdict(config) if dataclasses.is_dataclass(config) else dict(config)
 
 
-def cache_key(name: str, config, modules: Iterable[str]) -> str:
+def cache_key(name: str, config, modules: Iterable[str], threads: int) -> str:
     payload = json.dumps(
-        {"name": name, "config": _config_dict(config), "code": code_hash(modules)},
+        {"name": name, "config": _config_dict(config), "threads": threads, "code": code_hash(modules)},
         sort_keys=True,
         default=str,
     )
@@ -89,12 +90,13 @@ def load_or_train(
     model = make()
     modules = {type(model).__module__, inspect.getmodule(train).__name__, *extra_modules}
     modules = {m for m in modules if m.split(".")[0] == PACKAGE}
-    path = cache_dir() / f"{name}-{cache_key(name, config, modules)}.pt"
+    threads = training_threads()
+    path = cache_dir() / f"{name}-{cache_key(name, config, modules, threads)}.pt"
     if path.is_file():
         saved = torch.load(path, weights_only=True)
         model.load_state_dict(saved["state_dict"])
         return model.eval(), json.loads(saved["info"])
-    with _threads(training_threads()):
+    with _threads(threads):
         info = train(model)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")

@@ -142,7 +142,7 @@ def test_student_text_is_about_the_subject(root, built):
 
 
 def test_code_lines_fit_a_phone_and_a_printed_page(root):
-    from rec11.book.sphinxext import code_cells
+    from rec11.book.pages import code_cells
 
     for page in sorted((root / "book").rglob("*.md")):
         for cell in code_cells(page.read_text()):

@@ -1,4 +1,4 @@
-"""jupyter-cache keys a page on its own cells; rec11.book.sphinxext adds the package.
+"""jupyter-cache keys a page on its own cells; rec11.book.fingerprints adds the package.
 
 Three pages: one imports rec11.attention, one imports rec11.style, one imports
 nothing from the package. Each edit below must re-execute exactly the pages that

@@ -1,4 +1,4 @@
-"""The model cache: keyed by config and code, never retrains on a hit."""
+"""The model cache: keyed by config, training threads and code; never retrains on a hit."""
 
 import dataclasses
 
@@ -32,6 +32,10 @@ def test_load_or_train_trains_once_and_restores_the_same_weights(tmp_path, monke
     assert torch.equal(model.weight, again.weight) and not again.training
     cache.load_or_train("lin", Config(width=4), lambda: torch.nn.Linear(4, 1), train)
     assert calls == [1, 1], "a different config is a different model"
+    monkeypatch.setenv("REC11_TRAIN_THREADS", "2")
+    monkeypatch.setattr(cache.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    cache.load_or_train("lin", Config(), make, train)
+    assert calls == [1, 1, 1], "weights trained on two threads round differently: another model"
 
 
 def test_book_root_is_found_from_a_page_folder(root):
@@ -39,7 +43,8 @@ def test_book_root_is_found_from_a_page_folder(root):
 
 
 def test_every_page_that_imports_the_package_gets_a_fingerprint(root):
-    from rec11.book.sphinxext import code_cells, page_modules
+    from rec11.book.fingerprints import page_modules
+    from rec11.book.pages import code_cells
 
     for page in sorted((root / "book").glob("*.md")):
         text = page.read_text()

@@ -6,7 +6,7 @@ Fast checks without a browser; the browser tests exercise the same settings end 
 from __future__ import annotations
 
 import pytest
-from sphinx.errors import ConfigError, ExtensionError
+from sphinx.errors import ConfigError
 
 from rec11.book import livecode
 
@@ -51,10 +51,3 @@ def test_a_hub_is_named_as_a_hub():
 def test_bad_settings_fail_with_a_message(given, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         livecode.resolve(given, environ={}, theme_options=THEME)
-
-
-def test_a_missing_npm_package_is_named(tmp_path, monkeypatch):
-    monkeypatch.setattr(livecode, "PACKAGE_ROOT", tmp_path)
-    monkeypatch.delenv("REC11_NODE_MODULES", raising=False)
-    with pytest.raises(ExtensionError, match=r"npm package 'thebe' is missing.*npm ci"):
-        livecode.find_package("thebe", tmp_path / "book")

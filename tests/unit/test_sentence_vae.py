@@ -123,21 +123,6 @@ def test_training_is_deterministic_json_ready_and_leaves_the_callers_stream():
     assert not a.training
 
 
-def test_fit_hits_the_cache_without_training(tmp_path, monkeypatch):
-    monkeypatch.setenv("REC11_CACHE_DIR", str(tmp_path))
-    model, info = sv.load(TINY)
-    assert len(list(tmp_path.glob("sentence-vae-*.pt"))) == 1
-
-    def must_not_train(*args):
-        raise AssertionError("train was called on a cache hit")
-
-    monkeypatch.setattr(sv, "train", must_not_train)
-    again, info_again = sv.load(TINY)
-    assert info_again == info
-    for (name, p), q in zip(model.state_dict().items(), again.state_dict().values()):
-        assert torch.equal(p, q), name
-
-
 def test_the_pages_runs_differ_in_one_setting_each():
     plain = sv.RUNS["plain"]
     assert (plain.beta, plain.word_dropout) == (1.0, 0.0)

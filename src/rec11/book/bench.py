@@ -41,7 +41,7 @@ from pathlib import Path
 
 from rec11.book import notes, pagespeed, previewtime
 from rec11.book.build import execution_summary
-from rec11.book.sphinxext import page_modules
+from rec11.book.fingerprints import page_modules
 from rec11.sources import module_closure
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -208,13 +208,13 @@ PHASES = [  # (label, file the function is in, function)
     ("  of which: load the extensions", "sphinx/application.py", "setup_extension"),
     ("  of which: the toc (sphinx-external-toc)", "sphinx_external_toc/events.py", "parse_toc_to_env"),
     ("Sphinx build, in all", "sphinx/application.py", "build"),
-    ("  of which: which pages are outdated (package fingerprints)", "rec11/book/sphinxext.py",
+    ("  of which: which pages are outdated (package fingerprints)", "rec11/book/fingerprints.py",
      "outdated_by_dependencies"),
     ("  of which: read the edited page (myst-nb, cached outputs)", "sphinx/builders/__init__.py", "read_doc"),
     ("  of which: write pages", "sphinx/builders/html/__init__.py", "write_doc"),
     ("  of which: slide deck", "rec11/book/slides.py", "write_deck"),
     ("  of which: notebook downloads", "rec11/book/notebooks.py", "on_build_finished"),
-    ("  of which: npm files and icon fonts", "rec11/book/livecode.py", "copy_packages"),
+    ("  of which: npm files and icon fonts", "rec11/book/assets.py", "copy_packages"),
     ("  of which: PNG optimisation (cached)", "rec11/book/images.py", "optimise_site"),
 ]
 

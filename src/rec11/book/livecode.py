@@ -4,11 +4,8 @@ sphinx-thebe 0.3.1 (which Jupyter Book 1 loads) fetches Thebe 0.8.2 from a CDN,
 hard-wires mybinder.org and calls ``bootstrap()`` without options. This extension
 keeps the theme's **Live Code** button but replaces everything behind it:
 
-* **Pinned files, served by the site.** Thebe (``lib/``) and MathJax (``es5/``) are
-  copied from ``node_modules`` (exact versions in ``package.json`` and
-  ``package-lock.json``) into ``_static/thebe`` and ``_static/mathjax``. A missing
-  package fails the build with a message that names it. Set
-  ``REC11_NODE_MODULES`` to use a ``node_modules`` folder elsewhere.
+* **Pinned Thebe, served by the site.** :mod:`rec11.book.assets` copies it from
+  ``node_modules`` (the exact version is in ``package-lock.json``).
 * **One kernel source.** ``rec11_live_code`` in ``_config.yml`` (under
   ``sphinx: config:``) says where kernels come from::
 
@@ -23,30 +20,30 @@ keeps the theme's **Live Code** button but replaces everything behind it:
   Environment variables override the file, for tests and one-off builds:
   ``REC11_LIVE_CODE_SOURCE``, ``REC11_LIVE_CODE_URL``, ``REC11_LIVE_CODE_TOKEN``
   and ``REC11_LIVE_CODE_HUB`` (``1``/``0``).
-* **Light pages.** The theme's ``fontawesome.js`` (540 kB gzipped on every page) is
-  emptied: the theme's CSS draws the same icons from its webfonts. Those fonts
-  (275 kB) are cut down to the icons the site uses (``rec11-icons.css``).
 * **Only our script.** sphinx-thebe's script tags, CSS and per-page
   ``x-thebe-config`` are removed from the pages; ``rec11-thebe.js`` (static)
   defines ``initThebe()``, which the theme's button calls, and reads a per-page
   JSON config written here.
-* **Accessibility fixes** to the stock theme that axe-core finds
-  (``static/rec11-a11y.js``; see tests/browser/test_accessibility.py).
+* **Live code runs what the page shows.** A cell tagged ``remove-cell`` is not in
+  the page, so Live Code never runs it: a shown cell that reads a name only such a
+  cell defines is a warning at the page and line.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
-import re
-import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.errors import ConfigError, ExtensionError
+from sphinx.errors import ConfigError
 from sphinx.util import logging
+
+from rec11.book.assets import package_version
+from rec11.book.pages import parse_cells
 
 logger = logging.getLogger(__name__)
 
@@ -58,13 +55,7 @@ ENV = {
     "hub": "REC11_LIVE_CODE_HUB",
 }
 DEFAULTS = {"source": "binder", "server_url": "", "token": "", "hub": False}
-# npm package -> (folder inside it to copy, a file that must exist there, folder in _static)
-PACKAGES = {
-    "thebe": ("lib", "index.js", "thebe"),
-    "mathjax": ("es5", "tex-chtml.js", "mathjax"),
-}
 CONFIG_ID = "rec11-live-code-config"
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the checkout, for an editable install
 
 
 # --- the setting ----------------------------------------------------------------------
@@ -124,174 +115,62 @@ def source_label(settings: dict) -> str:
     return f"the JupyterHub at {host}" if settings["hub"] else f"the Jupyter server at {host}"
 
 
-STATIC = str(Path(__file__).parent / "static")
-
-
 def apply_settings(app: Sphinx, config) -> None:
     config.rec11_live_code = resolve(config.rec11_live_code, os.environ, config.html_theme_options)
-    if STATIC not in config.html_static_path:  # rec11-thebe.js (rec11.book.sphinxext may add it too)
-        config.html_static_path.append(STATIC)
 
 
-# --- the npm files ---------------------------------------------------------------------
+def thebe_version(app: Sphinx) -> None:
+    if app.builder.format == "html":
+        app.rec11_thebe_version = package_version("thebe", Path(app.srcdir))
 
 
-def node_modules_candidates(srcdir: Path) -> list[Path]:
-    found = []
-    if os.environ.get("REC11_NODE_MODULES"):
-        found.append(Path(os.environ["REC11_NODE_MODULES"]))
-    found += [folder / "node_modules" for folder in (srcdir, *srcdir.parents)]
-    found.append(PACKAGE_ROOT / "node_modules")
-    return list(dict.fromkeys(p.resolve() for p in found))
+# --- what a reader can run ---------------------------------------------------------------
 
 
-def find_package(name: str, srcdir: Path) -> Path:
-    """The folder of an npm package's files to copy, or a build error naming the package."""
-    folder, marker, _ = PACKAGES[name]
-    candidates = node_modules_candidates(srcdir)
-    for modules in candidates:
-        if (modules / name / folder / marker).is_file():
-            return modules / name / folder
-    looked = ", ".join(str(c) for c in candidates)
-    raise ExtensionError(
-        f"rec11.book.livecode: the npm package {name!r} is missing ({name}/{folder}/{marker} not found "
-        f"in any of: {looked}). Run `npm ci` in the repository root (`make build` does it); the exact "
-        "version is pinned in package.json and package-lock.json."
-    )
+def _names(code: str) -> tuple[set[str], set[str]]:
+    """(names a cell binds, names it reads), or two empty sets if it is not Python."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set(), set()
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, ast.Store) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return bound, read
 
 
-def package_version(name: str, srcdir: Path) -> str:
-    meta = find_package(name, srcdir).parent / "package.json"
-    return json.loads(meta.read_text())["version"]
+def live_code_gaps(text: str) -> list[tuple[int, list[str]]]:
+    """(line, names) for each shown cell that reads a name only a removed cell defines.
 
-
-def check_packages(app: Sphinx) -> None:
-    if app.builder.format != "html":
-        return
-    app.rec11_npm = {name: find_package(name, Path(app.srcdir)) for name in PACKAGES}
-    app.rec11_thebe_version = package_version("thebe", Path(app.srcdir))
-    mathjax = app.config.mathjax_path or ""
-    if mathjax and "://" not in mathjax and not mathjax.startswith("/"):
-        rel = Path(mathjax)
-        if rel.parts[0] == PACKAGES["mathjax"][2] and not (app.rec11_npm["mathjax"].joinpath(*rel.parts[1:])).is_file():
-            raise ConfigError(f"mathjax_path {mathjax!r}: no such file in the mathjax npm package")
-
-
-def _skip(folder: str, names: list[str]) -> set[str]:
-    # source maps and type declarations are for developers, not for readers
-    return {n for n in names if n.endswith(".map") or n == "types"}
-
-
-FONTAWESOME_JS = "scripts/fontawesome.js"
-FONTAWESOME_STUB = """\
-/* Emptied by rec11.book.livecode to keep pages light (1.5 MB, 540 kB gzipped, on every
-   page). pydata-sphinx-theme's fontawesome.js only redraws the <i class="fa-..."> icons
-   as inline SVG; the theme's CSS already draws the same icons from the Font Awesome
-   webfonts (cut down to the icons in use: rec11-icons.css). */
-"""
-
-
-# The theme's Font Awesome webfonts hold some 2,000 icons (275 kB on every page); the
-# site shows a few dozen. Each is cut down to the icons the built pages, scripts and
-# styles use, and declared again after the theme's CSS, so the small copy is the one
-# browsers download (the last @font-face with the same descriptors wins).
-ICON_FONTS = {  # the theme's font file (its TrueType copy; reading woff2 needs brotli)
-    "fa-solid-900": ("Font Awesome 6 Free", 900),
-    "fa-regular-400": ("Font Awesome 6 Free", 400),
-    "fa-brands-400": ("Font Awesome 6 Brands", 400),
-}
-ICONS_CSS = "rec11-icons.css"
-_FA_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+::?before\s*,?\s*)+)\{\s*content\s*:\s*"(\\[0-9a-fA-F]{4}|[\ue000-\uf8ff])"\s*\}')
-_GLYPH = re.compile(r"\\([ef][0-9a-fA-F]{3})(?![0-9a-fA-F])|([\ue000-\uf8ff])")
-_FA_CLASS = re.compile(r"\bfa-([a-z0-9-]+)")
-
-
-def _codepoint(text: str) -> int:
-    return int(text[1:], 16) if text.startswith("\\") else ord(text)
-
-
-def icon_codepoints(html_root: Path) -> set[int]:
-    """Every icon-font codepoint the site can show: by class name in pages and scripts, or in CSS."""
-    static = html_root / "_static"
-    ours = {static / PACKAGES[name][2] for name in PACKAGES}
-
-    def files(pattern):
-        return [f for f in static.rglob(pattern) if not any(d in f.parents for d in ours)]
-
-    classes, used = {}, set()
-    for css in files("*.css"):
-        text = css.read_text(errors="ignore")
-        for selectors, glyph in _FA_RULE.findall(text):
-            for name in re.findall(r"\.fa-([a-z0-9-]+)", selectors):
-                classes[name] = _codepoint(glyph)
-        for escaped, literal in _GLYPH.findall(_FA_RULE.sub("", text)):
-            used.add(int(escaped, 16) if escaped else ord(literal))
-    names = set()
-    for path in [*html_root.rglob("*.html"), *files("*.js")]:
-        names.update(_FA_CLASS.findall(path.read_text(errors="ignore")))
-    return used | {classes[n] for n in names if n in classes}
-
-
-def subset_icon_fonts(html_root: Path) -> list[str]:
-    """Write the cut-down fonts and their @font-face rules; return what was written."""
-    from fontTools import subset
-    from fontTools.ttLib import TTFont
-
-    static = html_root / "_static"
-    webfonts = static / "vendor" / "fontawesome" / "webfonts"
-    codepoints = icon_codepoints(html_root) if webfonts.is_dir() else set()
-    # The same icons as the last build: its fonts stand (a prose edit rebuilds no font).
-    stamp = static / "rec11-icons" / ".codepoints"
-    key = ",".join(f"{c:x}" for c in sorted(codepoints))
-    if codepoints and stamp.is_file() and stamp.read_text() == key and (static / ICONS_CSS).is_file():
-        return []
-    rules, written = [], []
-    for name, (family, weight) in ICON_FONTS.items():
-        source = webfonts / f"{name}.ttf"
-        if not codepoints or not source.is_file():
+    A cell tagged ``remove-cell`` is not in the page, so Live Code never runs it: it
+    may check and glue, but a cell a reader can run must not depend on it.
+    """
+    gaps, present, removed = [], set(), set()
+    for line, options, code in parse_cells(text):
+        bound, read = _names(code)
+        if "remove-cell" in options:
+            removed |= bound - present
             continue
-        font = TTFont(source)
-        options = subset.Options()
-        options.flavor = "woff"
-        options.notdef_outline = True
-        subsetter = subset.Subsetter(options)
-        subsetter.populate(unicodes=codepoints)
-        subsetter.subset(font)
-        target = static / "rec11-icons" / f"{name}.woff"
-        target.parent.mkdir(exist_ok=True)
-        font.flavor = "woff"
-        font.save(target)
-        rules.append(f'@font-face {{ font-family: "{family}"; font-style: normal; font-weight: {weight}; '
-                     f'font-display: block; src: url("rec11-icons/{name}.woff") format("woff"); }}')
-        written.append(f"{name} ({target.stat().st_size // 1000} kB)")
-    header = "/* Written by rec11.book.livecode: the theme's icon fonts, cut down to the icons this site uses. */\n"
-    (static / ICONS_CSS).write_text(header + "\n".join(rules) + "\n")
-    if written:
-        stamp.write_text(key)
-    return written
+        missing = sorted((read & removed) - present - bound)
+        if missing:
+            gaps.append((line, missing))
+        present |= bound
+    return gaps
 
 
-def copy_packages(app: Sphinx, exception) -> None:
-    if exception is not None or app.builder.format != "html":
+def warn_live_code_gaps(app: Sphinx, docname: str, source: list[str]) -> None:
+    if not str(app.env.doc2path(docname)).endswith(".md") or "{code-cell}" not in source[0]:
         return
-    static = Path(app.outdir) / "_static"
-    for name, source in app.rec11_npm.items():
-        target = static / PACKAGES[name][2]
-        # Copied once per version: a rebuild after a prose edit skips the 500 files again.
-        stamp = target / ".rec11-npm"
-        copied = f"{name} {package_version(name, Path(app.srcdir))} {source}"
-        if stamp.is_file() and stamp.read_text() == copied:
-            continue
-        shutil.copytree(source, target, ignore=_skip, dirs_exist_ok=True)
-        stamp.write_text(copied)
-    logger.info("rec11: copied %s into _static", ", ".join(f"{n} ({p})" for n, p in app.rec11_npm.items()))
-    fontawesome = static / FONTAWESOME_JS
-    if fontawesome.is_file():
-        fontawesome.write_text(FONTAWESOME_STUB)
-        fontawesome.with_name(fontawesome.name + ".map").unlink(missing_ok=True)
-    fonts = subset_icon_fonts(Path(app.outdir))
-    if fonts:
-        logger.info("rec11: icon fonts cut down to the icons in use: %s", ", ".join(fonts))
+    for line, names in live_code_gaps(source[0]):
+        logger.warning(
+            f"this cell reads {', '.join(names)}, which only a `remove-cell` cell defines: Live Code "
+            "does not run removed cells; define it in a shown or hidden (hide-input) cell",
+            location=(docname, line), type="rec11", subtype="livecode")
 
 
 # --- the pages -------------------------------------------------------------------------
@@ -361,13 +240,12 @@ def update_page(app: Sphinx, pagename: str, templatename: str, context: dict, do
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("rec11_live_code", dict(DEFAULTS), "html", types=[dict])
+    app.setup_extension("rec11.book.assets")  # Thebe's files, and static/rec11-thebe.js
     app.connect("config-inited", apply_settings)
-    app.connect("builder-inited", check_packages)
+    app.connect("builder-inited", thebe_version)
+    app.connect("source-read", warn_live_code_gaps)
     app.connect("doctree-resolved", drop_sphinx_thebe_config, priority=900)
     # after sphinx-book-theme's launch buttons (priority 500) have set `use_thebe`
     app.connect("html-page-context", update_page, priority=900)
-    app.connect("build-finished", copy_packages)
     app.add_js_file("rec11-thebe.js", defer="defer")
-    app.add_js_file("rec11-a11y.js", defer="defer")
-    app.add_css_file(ICONS_CSS, priority=900)  # after the theme's CSS: its @font-face rules win
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -42,8 +42,8 @@ from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.util.math import get_node_equation_number
 
-from rec11.book import livecode
-from rec11.book.sphinxext import line_of
+from rec11.book import assets
+from rec11.book.pages import keep_per_page, line_of
 from rec11.book.trim import filter_pages
 
 logger = logging.getLogger(__name__)
@@ -86,14 +86,12 @@ def key(tex: str, display: bool) -> str:
 
 def engine_version(app: Sphinx) -> str:
     """Changes when MathJax or the script changes: the typeset formulas are then redone."""
-    version = livecode.package_version("mathjax", Path(app.srcdir))
+    version = assets.package_version("mathjax", Path(app.srcdir))
     return hashlib.sha256(SCRIPT.read_bytes() + version.encode()).hexdigest()[:16]
 
 
 def init_env(app: Sphinx) -> None:
     env = app.env
-    if not hasattr(env, "rec11_math"):
-        env.rec11_math = {}  # docname -> [(key, line)]
     engine = engine_version(app) if app.builder.format == "html" else ""
     if getattr(env, "rec11_math_engine", None) != engine or not hasattr(env, "rec11_math_svg"):
         env.rec11_math_svg = {}  # key -> HTML with PLACEHOLDER ids
@@ -108,17 +106,12 @@ def collect(app: Sphinx, doctree: nodes.document) -> None:
     app.env.rec11_math[app.env.docname] = found
 
 
-def purge_doc(app, env, docname) -> None:
-    getattr(env, "rec11_math", {}).pop(docname, None)
-
-
 def merge_info(app, env, docnames, other) -> None:
-    env.rec11_math.update({d: other.rec11_math[d] for d in docnames if d in other.rec11_math})
     env.rec11_math_svg.update(other.rec11_math_svg)
 
 
 def node_modules_mathjax(app: Sphinx) -> Path:
-    return livecode.find_package("mathjax", Path(app.srcdir)).parent
+    return assets.find_package("mathjax", Path(app.srcdir)).parent
 
 
 def run_node(app: Sphinx, keys: list[str]) -> tuple[str, list[dict]]:
@@ -243,11 +236,12 @@ def write_css(app: Sphinx, exception) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    app.setup_extension("rec11.book.assets")  # serves static/rec11-livemath.js and MathJax
     app.add_html_math_renderer(NAME, (visit_math, None), (visit_displaymath, None))
+    keep_per_page(app, "rec11_math")  # docname -> [(key, line)]
     app.connect("builder-inited", init_env)
     app.connect("builder-inited", number_ids_in_pages)
     app.connect("doctree-read", collect)
-    app.connect("env-purge-doc", purge_doc)
     app.connect("env-merge-info", merge_info)
     app.connect("env-updated", typeset_new)
     app.connect("html-page-context", page_assets, priority=900)

@@ -10,7 +10,7 @@ writes every download again:
   exactly what the page rendered (``executed_notebooks``; the figure export reads
   the same);
 * the build's own bookkeeping goes: the dependency-fingerprint cell that
-  ``rec11.book.sphinxext`` appends, the glue records (outputs only the book's text
+  ``rec11.book.fingerprints`` appends, the glue records (outputs only the book's text
   reads), myst-nb's source map;
 * each figure keeps one image format, PNG: JupyterLab shows it whether or not the
   notebook is trusted, and it is the lighter one;
@@ -29,7 +29,8 @@ from pathlib import Path
 
 import nbformat
 
-FINGERPRINT = "# dependency fingerprint (added by rec11.book.sphinxext)"
+from rec11.book.fingerprints import MARK as FINGERPRINT
+
 GLUE_RECORD = "application/papermill.record/"
 GLUE_ROLE = re.compile(r"\{glue(?::text|:md)?\}`([^`]+)`")
 SUBSTITUTION = re.compile(r"\{\{\s*(\w+)\s*\}\}")

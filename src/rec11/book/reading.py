@@ -29,6 +29,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from rec11.book.notes import toc_chapters
+from rec11.book.pages import keep_per_page
 from rec11.book.slides import deck_links  # each slide of a page, linked in the deck
 
 WORDS_PER_MINUTE = 200
@@ -131,24 +132,11 @@ class Agenda(SphinxDirective):
         return [node]
 
 
-def init_env(app: Sphinx) -> None:
-    if not hasattr(app.env, "rec11_reading"):
-        app.env.rec11_reading = {}
-
-
 def record(app: Sphinx, doctree: nodes.document) -> None:
     from myst_nb.core.render import get_mime_priority
 
     priority = get_mime_priority(app.builder.name, app.config.nb_mime_priority_overrides)
     app.env.rec11_reading[app.env.docname] = count(doctree, priority)
-
-
-def purge(app, env, docname) -> None:
-    env.rec11_reading.pop(docname, None)
-
-
-def merge(app, env, docnames, other) -> None:
-    env.rec11_reading.update({d: other.rec11_reading[d] for d in docnames if d in other.rec11_reading})
 
 
 class Times:
@@ -277,9 +265,7 @@ def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_node(agenda_node)
     app.add_directive("agenda", Agenda)
-    app.connect("builder-inited", init_env)
+    keep_per_page(app, "rec11_reading")
     app.connect("doctree-read", record)
-    app.connect("env-purge-doc", purge)
-    app.connect("env-merge-info", merge)
     app.connect("doctree-resolved", resolve)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -26,7 +26,7 @@ know, that builder replaces ``html_static_path``, and its ``revealjs-notes``
 flattens the notes' markup; it also makes one deck per page, not one per session.
 
 reveal.js comes from ``node_modules`` (exact version in ``package.json``), found as
-``rec11.book.livecode`` finds Thebe and MathJax, and copied into
+``rec11.book.assets`` finds Thebe and MathJax, and copied into
 ``_static/revealjs``. The deck loads MathJax's SVG output from the same copy as
 the pages (``_static/mathjax``): SVG math is self-contained, so it survives being
 copied into reveal's speaker view, which has no MathJax of its own.
@@ -51,16 +51,16 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from rec11.book import livecode
+from rec11.book import assets
 from rec11.book.mathsvg import unique_ids
 from rec11.book import notes as notes_mod
-from rec11.book.sphinxext import line_of
+from rec11.book.pages import line_of
 
 logger = logging.getLogger(__name__)
 
 MARK = "rec11-slide"  # the class a {slide} block puts on each of its elements
 CELL = "tag_slide"  # myst-nb's class on a code cell tagged `slide`
-NOTE = "instructor-note"  # the class of rec11.book.sphinxext's note box
+NOTE = "instructor-note"  # the class of rec11.book.notes's note box
 DECK = "slides/index.html"
 REVEAL = "reveal.js"  # the npm package
 # what the deck loads: the core, the white theme and its font, the speaker view
@@ -310,7 +310,7 @@ def compose(srcdir: Path, outdir: Path, env, title: str) -> list[DeckSlide]:
 
 def copy_reveal(srcdir: Path, static: Path) -> str:
     """Copy reveal.js's files into ``_static/revealjs``; return its version."""
-    candidates = livecode.node_modules_candidates(srcdir)
+    candidates = assets.node_modules_candidates(srcdir)
     found = next((m / REVEAL for m in candidates if (m / REVEAL / "dist" / "reveal.js").is_file()), None)
     if found is None:
         looked = ", ".join(str(c) for c in candidates)
@@ -320,7 +320,7 @@ def copy_reveal(srcdir: Path, static: Path) -> str:
     for name in REVEAL_FILES:
         source, target = found / name, static / "revealjs" / name
         if source.is_dir():
-            shutil.copytree(source, target, ignore=livecode._skip, dirs_exist_ok=True)
+            shutil.copytree(source, target, ignore=assets.skip_dev_files, dirs_exist_ok=True)
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
@@ -340,6 +340,7 @@ def write_deck(app: Sphinx, exception) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    app.setup_extension("rec11.book.assets")  # serves static/rec11-slides.css
     app.add_directive("slide", Slide)
     app.connect("doctree-read", check_marks)
     app.connect("doctree-resolved", link_to_deck, priority=600)  # after reading.py's time line

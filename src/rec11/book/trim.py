@@ -15,7 +15,7 @@ and ``searchindex.js``                              on every page for search-as-
 ``copybutton.js/.css``,                    7 kB     dropped from pages without a code block
 ``clipboard.min.js``
 ``exercise.css``                          0.3 kB    dropped from pages without an exercise
-``scripts/fontawesome.js``                0.3 kB    its tag dropped (``livecode`` already empties it)
+``scripts/fontawesome.js``                0.3 kB    its tag dropped (``assets`` already empties it)
 ``styles/theme.css``                      0.1 kB    replaced by what it ``@import``\\ s (``basic.css``):
                                                     one round trip less before the first paint
 ``pydata-sphinx-theme.css``                66 kB    kept: the layout, the header, the sidebars
