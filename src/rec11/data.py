@@ -63,10 +63,13 @@ def _raw_2d(name: str, n: int, noise: float, seed: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=None)
-def _reference_stats(name: str, noise: float) -> tuple[np.ndarray, np.ndarray]:
-    # Standardise every draw with the statistics of one large fixed draw, not its own:
-    # then two draws with different seeds are on the same scale, and comparing them
-    # measures the sampling noise only (the "data against itself" floor).
+def reference_stats(name: str, noise: float) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, std), each (2,): the raw data set's statistics, which ``toy_2d`` divides out.
+
+    Every draw is standardised with the statistics of one large fixed draw, not its
+    own: then two draws with different seeds are on the same scale, and comparing them
+    measures the sampling noise only (the "data against itself" floor).
+    """
     x = _raw_2d(name, POOL, noise, seed=12345)
     return x.mean(0), x.std(0)
 
@@ -76,6 +79,6 @@ def toy_2d(name: str = "moons", n: int = 2000, noise: float = 0.05, seed: int = 
 
     Different seeds give independent draws from the same distribution, on the same scale.
     """
-    mean, std = _reference_stats(name, noise)
+    mean, std = reference_stats(name, noise)
     x = (_raw_2d(name, n, noise, seed) - mean) / std
     return torch.tensor(x, dtype=torch.float32)  # (n, 2)

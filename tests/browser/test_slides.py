@@ -91,6 +91,15 @@ def test_one_slide_per_note_in_book_order(deck_soup):
         "notes": str(sum(bool(s.select_one("aside.notes")) for s in main))}
 
 
+def test_the_title_slide_reads_as_the_seeds(deck_soup):
+    """The seed's first slide: its title, its subtitle and its one line."""
+    first = deck_soup.select_one("section.rec11-title-slide")
+    shown = " ".join(" ".join(s for s in first.strings if not s.find_parent("aside")).split())
+    for line in ("Recitation 11", "Attention, transformers, generative models",
+                 "Three lectures of mechanics, one session"):
+        assert line in shown, f"the title slide lacks {line!r}: {shown[:200]}"
+
+
 def test_every_slide_has_content_and_its_note_with_markup_and_minutes(deck_soup, html_root):
     for note, slide in zip(NOTES, deck_soup.select("section.rec11-main-slide")):
         aside = slide.select_one("aside.notes")

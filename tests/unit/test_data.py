@@ -34,3 +34,11 @@ def test_toy_2d_is_standardised_reproducible_and_seeded():
     assert data.toy_2d("swiss_roll", 10).shape == (10, 2)
     with pytest.raises(ValueError):
         data.toy_2d("spiral", 10)
+
+
+def test_toy_2d_divides_out_the_reference_statistics():
+    """The diffusion pages rescale the moons' jitter by reference_stats: it must be what toy_2d used."""
+    mean, std = data.reference_stats("moons", 0.05)
+    assert mean.shape == std.shape == (2,) and (std > 0).all()
+    raw = data._raw_2d("moons", 500, 0.05, seed=7)
+    assert torch.allclose(data.toy_2d("moons", 500, seed=7), torch.tensor((raw - mean) / std, dtype=torch.float32))
