@@ -203,6 +203,19 @@ def test_the_page_link_to_the_deck_is_not_printed(deck, site):
     assert not link.is_visible()
 
 
+def test_deck_only_text_is_on_the_slide_and_not_on_the_page(deck, site):
+    page = deck.context.new_page()
+    page.goto(site + "book/index.html")
+    hidden = page.locator(".rec11-deck-only")
+    assert hidden.count() >= 1, "the title slide's subtitle is marked :deck-only:"
+    for media in ("screen", "print"):
+        page.emulate_media(media=media)
+        assert not any(hidden.nth(i).is_visible() for i in range(hidden.count())), media
+    page.close()
+    deck.goto(deck.url.split("#")[0] + "#/0")
+    assert deck.locator(".present .rec11-deck-only").first.is_visible()
+
+
 def test_math_is_typeset_by_the_sites_own_mathjax(deck):
     scripts = deck.evaluate("[...document.querySelectorAll('script[src*=\"mathjax\"]')].map(s => s.src)")
     assert any(s.endswith("/_static/mathjax/tex-svg.js") for s in scripts)

@@ -6,7 +6,8 @@ edit, and nothing else:
 
 * text for a slide sits in a ``:::{slide}`` block; on the page (and in print) the
   block is invisible: its paragraphs, lists, tables and math render as they would
-  without it;
+  without it. With ``:deck-only:`` its content is on the slide only (a slide's
+  subtitle that the page's own heading already says);
 * a code cell tagged ``slide`` puts its code on the slide, or, for a cell whose input
   is hidden (``hide-input``), its figure, which gets a slide of its own after the
   slide it belongs to;
@@ -47,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
@@ -59,6 +61,7 @@ from rec11.book.pages import line_of
 logger = logging.getLogger(__name__)
 
 MARK = "rec11-slide"  # the class a {slide} block puts on each of its elements
+DECK_ONLY = "rec11-deck-only"  # ... and with :deck-only:, hidden on the page (rec11.css)
 CELL = "tag_slide"  # myst-nb's class on a code cell tagged `slide`
 NOTE = "instructor-note"  # the class of rec11.book.notes's note box
 DECK = "slides/index.html"
@@ -86,14 +89,16 @@ class Slide(SphinxDirective):
     """``{slide}``: its content goes on the slide; the page shows it unchanged."""
 
     has_content = True
+    option_spec = {"deck-only": directives.flag}
 
     def run(self):
         self.assert_has_content()
         holder = nodes.Element()
         self.state.nested_parse(self.content, self.content_offset, holder)
+        marks = [MARK, DECK_ONLY] if "deck-only" in self.options else [MARK]
         for child in holder.children:
             if isinstance(child, nodes.Element):
-                child["classes"].append(MARK)
+                child["classes"] += marks
                 child.line = child.line or self.lineno
                 child.source = child.source or self.state.document["source"]
         return holder.children[:]
