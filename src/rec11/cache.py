@@ -9,14 +9,16 @@ The cache lives in ``$REC11_CACHE_DIR`` if set, else in ``.cache/models`` at the
 of the book (found by walking up from the working directory to ``_config.yml``), else
 in ``~/.cache/rec11``.
 
-Training runs on ``$REC11_TRAIN_THREADS`` intra-op threads, default two (fewer if the
-machine has fewer cores), whatever the page set for its own cells: a build executes
+Training runs on ``$REC11_TRAIN_THREADS`` intra-op threads, default two, whatever the
+page set for its own cells: a build executes
 one page at a time, so while a page trains, the second core is otherwise idle, and a
 training batch is large enough to use it (the tiny GPT trains in 0.6 of the time).
 The number is fixed rather than "all cores" because it changes the float rounding,
 and with it the trained weights: a 4-core runner must train the model the pages
-were checked against. For the same reason it is part of the key: the unit tests
-train on one thread, and their copy of a model must not stand in for the pages'.
+were checked against, and so must a kernel confined to one core (two threads there
+are slower, but give the same weights). For the same reason it is part of the key: the
+unit tests train on one thread, and their copy of a model must not stand in for the
+pages'.
 """
 
 from __future__ import annotations
@@ -56,11 +58,8 @@ def cache_key(name: str, config, modules: Iterable[str], threads: int) -> str:
 
 
 def training_threads() -> int:
-    """Intra-op threads for training: ``$REC11_TRAIN_THREADS``, else 2, at most the cores."""
-    wanted = int(os.environ.get("REC11_TRAIN_THREADS", "2"))
-    # the cores this process may run on: fewer than the machine's under taskset or a quota
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(wanted, cores or 1))
+    """Intra-op threads for training: ``$REC11_TRAIN_THREADS``, else 2, on any machine."""
+    return max(1, int(os.environ.get("REC11_TRAIN_THREADS", "2")))
 
 
 @contextmanager
