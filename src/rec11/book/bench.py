@@ -165,9 +165,12 @@ def main(argv=None) -> int:
     print("bench: no-op rebuild ...", flush=True)
     rows["noop"] = run_build(clone, env)
 
-    edit(clone / "book/attention.md", "Attention is the part everything else", "Attention is the one part everything else")
+    prose_page = clone / previewtime.PAGE
+    unedited = prose_page.read_text()
+    edit(prose_page, previewtime.SENTENCE[0], previewtime.SENTENCE[1].format(word="one"))
     print("bench: prose-edit rebuild ...", flush=True)
     rows["prose"] = run_build(clone, env)
+    prose_page.write_text(unedited)  # the page-speed section edits the same sentence again
 
     trained_before = sorted(models.glob("*.pt"))
     edit(clone / CODE_EDIT_PAGE, 'ax1.set(ylabel="accuracy", ylim=(0, 1.05))',
