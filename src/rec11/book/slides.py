@@ -244,16 +244,29 @@ def page_slides(page: str, text: str, notes: list[tuple[str, float, str]]) -> li
     return slides
 
 
+def _html(element) -> str:
+    """The element as HTML, every attribute in double quotes like the pages' own (BeautifulSoup
+    would switch to single quotes around an alt text that quotes a word)."""
+    from bs4.dammit import EntitySubstitution
+    from bs4.formatter import HTMLFormatter
+
+    class DoubleQuoted(HTMLFormatter):  # BeautifulSoup's "minimal" formatter, and " as &quot;
+        def attribute_value(self, value):
+            return super().attribute_value(value).replace('"', "&quot;")
+
+    return element.decode(formatter=DoubleQuoted(entity_substitution=EntitySubstitution.substitute_xml))
+
+
 def _figure_slide(slide: DeckSlide, figure, number: int, count: int) -> str:
     label = f"{slide.title}: figure {number} of {count}" if count > 1 else f"{slide.title}: figure"
     return (f'<section class="rec11-figure-slide" aria-label="{html.escape(label)}">\n'
-            f'<h2>{html.escape(slide.title)}</h2>\n{figure}\n</section>')
+            f'<h2>{html.escape(slide.title)}</h2>\n{_html(figure)}\n</section>')
 
 
 def _main_slide(slide: DeckSlide, first: bool) -> str:
     minutes = f"{slide.minutes:g} min"
-    body = "\n".join(str(e) for e in slide.content)
-    notes = "\n".join(str(e) for e in slide.notes)
+    body = "\n".join(_html(e) for e in slide.content)
+    notes = "\n".join(_html(e) for e in slide.notes)
     kind = "rec11-title-slide" if first else "rec11-main-slide"
     return (f'<section id="{slide_id(slide.title)}" class="rec11-main-slide {kind}" '
             f'data-slide="{html.escape(slide.title)}" data-minutes="{slide.minutes:g}">\n'
