@@ -1,9 +1,9 @@
 """Train once, reuse everywhere: a disk cache for trained models.
 
 A cached model is keyed by its name, its config, the number of threads it was trained
-on (see below) and the hash of the package code it depends on (the module that defines it, the module that trains it, and every
-``rec11`` module those import). Editing that code retrains the model; editing
-anything else, a page's prose or a plot, does not.
+on (see below) and the hash of the package code it depends on (the module that defines
+it, the module that trains it, and every ``rec11`` module those import). Editing that
+code retrains the model; editing anything else, a page's prose or a plot, does not.
 
 The cache lives in ``$REC11_CACHE_DIR`` if set, else in ``.cache/models`` at the root
 of the book (found by walking up from the working directory to ``_config.yml``), else
