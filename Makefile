@@ -2,7 +2,8 @@
 #   make build   create .venv if needed, execute every page, write _build/html, export figures/
 #   make test    create .venv if needed, run the whole test suite
 # and helpers: make slides and make handout (the deck and the PDFs, from the build),
-# make preview (live reload while editing), make bench (writes BENCHMARKS.md), make clean.
+# make preview (live reload while editing), make bench (writes BENCHMARKS.md),
+# make robustness (writes ROBUSTNESS.md), make clean.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -13,7 +14,7 @@ TORCH_INDEX_URL ?=
 PIP_EXTRA := $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL),)
 PREVIEW_PORT ?= 8000
 
-.PHONY: build test slides handout preview bench clean
+.PHONY: build test slides handout preview bench robustness clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,6 +57,14 @@ preview: $(VENV)/.installed node_modules/.installed
 BENCH_ARGS ?=
 bench: $(VENV)/.installed node_modules/.installed
 	$(PY) -m rec11.book.bench $(BENCH_ARGS)
+
+# Every page's claims on models retrained under seeds 0-2, one and two training threads,
+# and three sets of CPU kernels (18 variants, each with an empty model cache); writes
+# ROBUSTNESS.md. About 90 minutes on 2 cores; ROBUSTNESS_ARGS="--design axes" runs 6
+# variants (one change at a time), --resume reuses the variants already run.
+ROBUSTNESS_ARGS ?=
+robustness: $(VENV)/.installed
+	$(PY) -m rec11_tools.robustness $(ROBUSTNESS_ARGS)
 
 clean:
 	rm -rf _build

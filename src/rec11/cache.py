@@ -1,9 +1,14 @@
 """Train once, reuse everywhere: a disk cache for trained models.
 
 A cached model is keyed by its name, its config, the number of threads it was trained
-on (see below) and the hash of the package code it depends on (the module that defines
-it, the module that trains it, and every ``rec11`` module those import). Editing that
-code retrains the model; editing anything else, a page's prose or a plot, does not.
+on (see below), the seed shift ``$REC11_SEED`` (``rec11.seeds``) and the hash of the
+package code it depends on (the module that defines it, the module that trains it, and
+every ``rec11`` module those import). Editing what that code does retrains the model;
+editing its comments or docstrings, a page's prose or a plot, does not.
+
+Nothing in the key names the machine. Another CPU (AVX-512, AVX2, Apple silicon), BLAS
+code path or thread count trains other weights from the same seed, so the pages claim
+only what holds for any fair retraining (``rec11_tools.robustness`` checks that).
 
 The cache lives in ``$REC11_CACHE_DIR`` if set, else in ``.cache/models`` at the root
 of the book (found by walking up from the working directory to ``_config.yml``), else
@@ -34,6 +39,7 @@ from typing import Callable, Iterable
 
 import torch
 
+from rec11 import seeds
 from rec11.sources import PACKAGE, book_root, code_hash
 
 
@@ -50,7 +56,8 @@ def _config_dict(config) -> dict:
 
 def cache_key(name: str, config, modules: Iterable[str], threads: int) -> str:
     payload = json.dumps(
-        {"name": name, "config": _config_dict(config), "threads": threads, "code": code_hash(modules)},
+        {"name": name, "config": _config_dict(config), "threads": threads, "seed_shift": seeds.shift(),
+         "code": code_hash(modules)},
         sort_keys=True,
         default=str,
     )

@@ -13,6 +13,8 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from rec11.seeds import shifted
+
 PIXEL_MAX = 16.0  # load_digits stores ink as integers 0..16
 
 
@@ -33,7 +35,7 @@ def digits_split(n_test: int = 297, seed: int = 0):
     quoted about a trained model (reconstruction error, KL) are on unseen images.
     """
     X, y = digits()
-    perm = torch.randperm(len(X), generator=torch.Generator().manual_seed(seed))
+    perm = torch.randperm(len(X), generator=torch.Generator().manual_seed(shifted(seed)))
     test, train = perm[:n_test], perm[n_test:]
     return X[train], y[train], X[test], y[test]
 
@@ -77,8 +79,9 @@ def reference_stats(name: str, noise: float) -> tuple[np.ndarray, np.ndarray]:
 def toy_2d(name: str = "moons", n: int = 2000, noise: float = 0.05, seed: int = 0) -> torch.Tensor:
     """n points of a 2-D toy set, (n, 2) float32, about zero mean and unit variance per axis.
 
-    Different seeds give independent draws from the same distribution, on the same scale.
+    Different seeds give independent draws from the same distribution, on the same scale
+    (``$REC11_SEED`` shifts the seed; the scale, from one fixed large draw, stays).
     """
     mean, std = reference_stats(name, noise)
-    x = (_raw_2d(name, n, noise, seed) - mean) / std
+    x = (_raw_2d(name, n, noise, shifted(seed)) - mean) / std
     return torch.tensor(x, dtype=torch.float32)  # (n, 2)

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from rec11 import cache, data
+from rec11.seeds import shifted
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def train(model: Denoiser, X: torch.Tensor) -> dict:
     _, _, abar = schedule(cfg)
     T = cfg.T
     with torch.random.fork_rng():  # leave the caller's random stream as it was
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(shifted(cfg.seed))
         opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.steps)
         ema = copy.deepcopy(model).requires_grad_(False)
@@ -197,7 +198,7 @@ def training_data(cfg: DiffusionConfig) -> torch.Tensor:
 def make(cfg: DiffusionConfig) -> Denoiser:
     """A freshly initialised denoiser, seeded without disturbing the caller's random state."""
     with torch.random.fork_rng():
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(shifted(cfg.seed))
         return Denoiser(cfg)
 
 

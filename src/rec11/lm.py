@@ -18,6 +18,7 @@ import torch
 from torch.nn import functional as F
 
 from rec11 import cache, gpt, grammar
+from rec11.seeds import shifted
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,10 @@ def train(model, cfg: LMConfig) -> dict:
     and exact cross-entropy beside the grammar's true entropy, in nats and bits per token.
     """
     torch.use_deterministic_algorithms(True)
-    data = torch.Generator().manual_seed(cfg.seed)
+    data = torch.Generator().manual_seed(shifted(cfg.seed))
     # A separate draw. The language is finite, so held-out sentences also occur in
     # training: what is held out is the sample, not the strings.
-    heldout_gen = torch.Generator().manual_seed(cfg.seed + 1)
+    heldout_gen = torch.Generator().manual_seed(shifted(cfg.seed + 1))
     heldout = grammar.sample_ids(cfg.n_heldout, heldout_gen, cfg.language)
     opt = torch.optim.AdamW(
         model.parameters(), lr=cfg.lr, betas=(0.9, 0.99), weight_decay=cfg.weight_decay
@@ -121,7 +122,7 @@ def train(model, cfg: LMConfig) -> dict:
 def make(cfg: LMConfig) -> gpt.GPT:
     """A freshly initialised GPT, seeded without disturbing the caller's random state."""
     with torch.random.fork_rng():
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(shifted(cfg.seed))
         return gpt.GPT(cfg.model)
 
 

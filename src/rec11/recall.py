@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from rec11 import attention as attn, cache
+from rec11.seeds import shifted
 
 DIAG_SEED = 1234  # the fixed batch for diagnostics
 EVAL_SEED = 4321  # the fixed held-out batch for final loss and accuracy
@@ -85,7 +86,7 @@ def make(cfg: RecallConfig) -> RecallModel:
     """The model, initialised from cfg.seed: same seed and d_k, same weights, scaled or not.
     Seeded without disturbing the caller's random state."""
     with torch.random.fork_rng():
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(shifted(cfg.seed))
         return RecallModel(cfg)
 
 
@@ -98,7 +99,7 @@ def diagnose(model: RecallModel, cfg: RecallConfig, N: int = 256) -> dict:
     one an optimiser would use. ``saturated`` is the fraction of rows of A with a weight
     above 0.99; ``attn_on_answer`` the mean weight on the pair the query asks for.
     """
-    keys, values, query, target = make_batch(cfg, N, torch.Generator().manual_seed(DIAG_SEED))
+    keys, values, query, target = make_batch(cfg, N, torch.Generator().manual_seed(shifted(DIAG_SEED)))
     answer = (keys == query.unsqueeze(1)).float().unsqueeze(1)  # (N, 1, T): one-hot on the right pair
     model.zero_grad()
     logits, A = model(keys, values, query)
@@ -135,7 +136,7 @@ def diagnose(model: RecallModel, cfg: RecallConfig, N: int = 256) -> dict:
 @torch.no_grad()
 def evaluate(model: RecallModel, cfg: RecallConfig) -> tuple[float, float]:
     """Loss and accuracy on a fixed held-out batch."""
-    keys, values, query, target = make_batch(cfg, cfg.n_eval, torch.Generator().manual_seed(EVAL_SEED))
+    keys, values, query, target = make_batch(cfg, cfg.n_eval, torch.Generator().manual_seed(shifted(EVAL_SEED)))
     logits, _ = model(keys, values, query)
     return F.cross_entropy(logits, target).item(), (logits.argmax(-1) == target).float().mean().item()
 
@@ -149,7 +150,7 @@ def train(model: RecallModel, cfg: RecallConfig) -> dict:
     ``trace``, each ``diagnose`` quantity as a list at steps ``[0] + step``.
     """
     diags = [diagnose(model, cfg)]
-    gen = torch.Generator().manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(shifted(cfg.seed))
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     steps, losses, accs, window = [], [], [], []
     for step in range(1, cfg.steps + 1):

@@ -30,6 +30,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from rec11 import cache, gpt, grammar, lm, vae
+from rec11.seeds import shifted
 
 # Bowman et al. (2016) replace dropped words with <unk>; the grammar has none, and
 # <pad> is never a target and otherwise appears as an input only after </s>, so it
@@ -124,7 +125,7 @@ def sentence_vae_loss(logits, ids, mu, logvar, beta: float = 1.0):
 def make(cfg: SentenceVAEConfig) -> SentenceVAE:
     """A freshly initialised model, seeded without disturbing the caller's random state."""
     with torch.random.fork_rng():
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(shifted(cfg.seed))
         return SentenceVAE(cfg)
 
 
@@ -136,8 +137,8 @@ def train(model: SentenceVAE, cfg: SentenceVAEConfig) -> dict:
     """
     torch.use_deterministic_algorithms(True)
     with torch.random.fork_rng():  # eps and word dropout draw from here, not the caller's stream
-        torch.manual_seed(cfg.seed)
-        data = torch.Generator().manual_seed(cfg.seed)
+        torch.manual_seed(shifted(cfg.seed))
+        data = torch.Generator().manual_seed(shifted(cfg.seed))
         opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
         curves = {"loss": [], "recon": [], "kl": []}
         start, cpu = time.perf_counter(), time.process_time()
@@ -180,7 +181,7 @@ def load_all(runs: dict[str, SentenceVAEConfig] = RUNS) -> dict:
 
 def heldout(n: int = 2000, seed: int = 1, cfg: grammar.GrammarConfig = grammar.GrammarConfig()):
     """n sentences drawn from the grammar with their own seed, (n, T): the test sentences."""
-    return grammar.sample_ids(n, torch.Generator().manual_seed(seed), cfg)
+    return grammar.sample_ids(n, torch.Generator().manual_seed(shifted(seed)), cfg)
 
 
 @torch.no_grad()

@@ -1,9 +1,12 @@
-"""Which ``rec11`` modules a piece of code depends on, and a hash of their source.
+"""Which ``rec11`` modules a piece of code depends on, and a hash of what that code does.
 
 The model cache keys a trained model on it (``rec11.cache``), and the book's build
 fingerprints each page with it (``rec11.book.fingerprints``), so that an edit to the
 package retrains exactly the models and re-runs exactly the pages that depend on the
-edited code. Standard library only: the build reads it without loading torch.
+edited code. The hash is taken over the parsed code, not the file's bytes: comments,
+docstrings, blank lines and line breaks change nothing that runs, so editing them
+retrains no model and re-runs no page. Standard library only: the build reads it
+without loading torch.
 """
 
 from __future__ import annotations
@@ -91,9 +94,33 @@ def module_closure(modules: Iterable[str], package_dir: Path | None = None) -> d
     return files
 
 
+def _drop_docstrings(tree: ast.AST) -> ast.AST:
+    """The tree without the docstrings of its module, classes and functions."""
+    scopes = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, scopes) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def behaviour(source: str) -> str:
+    """What ``source`` does, as text: its syntax tree without positions or docstrings.
+
+    Two sources that differ only in comments, docstrings or layout give the same text.
+    A file that does not parse is taken as it is, so any edit to it counts.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    return ast.dump(_drop_docstrings(tree), include_attributes=False)
+
+
 def code_hash(modules: Iterable[str], package_dir: Path | None = None) -> str:
-    """sha256 over the source of the modules' import closure, in a stable order."""
+    """sha256 over what the modules' import closure does (``behaviour``), in a stable order."""
     h = hashlib.sha256()
     for name, path in sorted(module_closure(modules, package_dir).items()):
-        h.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(name.encode() + b"\0" + behaviour(path.read_text()).encode() + b"\0")
     return h.hexdigest()[:16]

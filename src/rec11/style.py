@@ -19,6 +19,8 @@ import random
 
 import numpy as np
 
+from rec11.seeds import shifted
+
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 DASHES = ["-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (3, 1)), (0, (1, 1)), (0, (8, 2))]
@@ -83,6 +85,7 @@ def setup_page(seed: int = 0, threads: int | None = None) -> None:
         set_matplotlib_formats("png", "svg")
     except ImportError:  # plain Python: nothing to configure
         pass
+    seed = shifted(seed)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from rec11 import cache, data
+from rec11.seeds import shifted
 
 # Burda, Grosse & Salakhutdinov (2016), "Importance Weighted Autoencoders" (ICLR):
 # latent unit u is *active* if Var_x( E_{q(z|x)}[z_u] ) > 1e-2, i.e. its posterior mean
@@ -133,7 +134,7 @@ def train(model: VAE, X: torch.Tensor) -> dict:
     """Adam on minibatches of X for cfg.epochs epochs; returns per-epoch curves (per image)."""
     cfg = model.cfg
     with torch.random.fork_rng():  # leave the caller's random stream as it was
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(shifted(cfg.seed))
         opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
         curves = {"loss": [], "recon": [], "kl": []}
         start = time.perf_counter()
@@ -162,7 +163,7 @@ LATENT2 = VAEConfig(z_dim=2)
 def make(cfg: VAEConfig) -> VAE:
     """A freshly initialised model, seeded without disturbing the caller's random state."""
     with torch.random.fork_rng():
-        torch.manual_seed(cfg.seed)
+        torch.manual_seed(shifted(cfg.seed))
         return VAE(cfg)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 
 import pytest
+
+from rec11.book.livecode import trains_models
 from browser_support import (CELLS, FIND_CELLS, REPORT, RUN_TIMEOUT, book_dir, first_editable, output_text,
                              page_url, pages_with_code, reveal, start_live_code, status_text, type_and_run,
                              wait_output)
@@ -33,6 +35,9 @@ def test_live_code_runs_edited_cells_and_redraws_figures(context, site, jupyter_
     page.goto(page_url(site, docname))
     timings = start_live_code(page)
     assert "Jupyter server at 127.0.0.1" in status_text(page), status_text(page)
+    trains = trains_models((book_dir() / f"{docname}.md").read_text())
+    assert ("trains its own copy of this page's models" in status_text(page)) == trains, \
+        f"{docname}: the ready message should say whether the reader's models can differ from the page's"
     cells = page.evaluate(FIND_CELLS)
     assert any(c["live"] for c in cells), f"{docname}: no live cells"
 

@@ -2,7 +2,8 @@
 
 Three pages: one imports rec11.attention, one imports rec11.style, one imports
 nothing from the package. Each edit below must re-execute exactly the pages that
-depend on what changed, and a prose edit must re-execute nothing.
+depend on what changed; a prose edit, and an edit to the package's comments,
+docstrings or layout, must re-execute nothing.
 """
 
 import pytest
@@ -38,12 +39,22 @@ def test_package_edits_re_execute_exactly_the_pages_that_import_them(mini_book):
     page.write_text(page.read_text().replace("Some prose.", "Some edited prose."))
     assert executed_pages(mini_book) == set(), "a prose edit executes nothing"
 
-    with (package / "attention.py").open("a") as f:
-        f.write("\n# an edit to the attention module\n")
-    assert executed_pages(mini_book) == {"uses_attention"}
+    # An edit that changes no behaviour: a comment, a reflowed docstring, a line break.
+    attention = package / "attention.py"
+    source = attention.read_text()
+    docstring = source.split('"""')[1]
+    edited = source.replace(docstring, " ".join(docstring.split()).replace(". ", ".\n\n", 1), 1)
+    edited = edited.replace("\nimport ", "\n# a comment an instructor added\nimport ", 1) + "\n\n# the end\n"
+    assert edited != source
+    attention.write_text(edited)
+    assert executed_pages(mini_book) == set(), "comments, docstrings and layout re-execute nothing"
+
+    with attention.open("a") as f:
+        f.write("\nEDITED = True\n")
+    assert executed_pages(mini_book) == {"uses_attention"}, "a code edit re-executes its importers"
 
     with (package / "style.py").open("a") as f:
-        f.write("\n# an edit to the style module\n")
+        f.write("\nEDITED = True\n")
     assert executed_pages(mini_book) == {"uses_style"}
 
     page = mini_book.path / "book" / "plain.md"

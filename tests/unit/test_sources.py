@@ -30,6 +30,26 @@ def test_the_closure_follows_imports_between_modules(tmp_path):
     assert sources.code_hash(["rec11.a"], pkg) != before, "an imported module does"
 
 
+def test_the_hash_follows_what_the_code_does_not_its_comments_or_layout(tmp_path):
+    pkg = tmp_path / "rec11"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    model = pkg / "model.py"
+    model.write_text('"""A model."""\n\ndef f(x):\n    """Double it."""\n    return 2 * x\n')
+    before = sources.code_hash(["rec11.model"], pkg)
+    model.write_text('"""A model,\nits docstring reflowed."""\n\n\ndef f(x):  # a new comment\n'
+                     '    """Double\n    it."""\n    return (2 *\n            x)\n')
+    assert sources.code_hash(["rec11.model"], pkg) == before, "comments, docstrings, layout: same code"
+    model.write_text('"""A model."""\n\ndef f(x):\n    return 3 * x\n')
+    assert sources.code_hash(["rec11.model"], pkg) != before, "a changed constant is changed code"
+    model.write_text('def f(x):\n    "a string that is not the first statement"\n    y = 2\n    return y * x\n')
+    assert sources.code_hash(["rec11.model"], pkg) != before
+    model.write_text("def f(x):\n    return 2 * x +\n")  # does not parse: taken byte for byte
+    broken = sources.code_hash(["rec11.model"], pkg)
+    model.write_text("def f(x):\n    return 2 * x + \n")
+    assert sources.code_hash(["rec11.model"], pkg) != broken
+
+
 def test_an_imported_attribute_is_not_mistaken_for_a_module():
     # "from rec11.attention import attention" names a function; the installed package is searched
     assert set(sources.module_closure(["rec11.attention", "rec11.attention.attention"])) == {"rec11.attention"}

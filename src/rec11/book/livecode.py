@@ -24,6 +24,11 @@ keeps the theme's **Live Code** button but replaces everything behind it:
   ``x-thebe-config`` are removed from the pages; ``rec11-thebe.js`` (static)
   defines ``initThebe()``, which the theme's button calls, and reads a per-page
   JSON config written here.
+* **Other weights, other numbers.** A page whose code trains or loads a model
+  (it imports ``rec11.cache``, through any module) says so in its config
+  (``trainedModels``): the reader's kernel trains its own copy, or loads one
+  trained on other hardware, so its numbers can differ slightly from the page's,
+  and the ready message tells the reader why.
 * **Live code runs what the page shows.** A cell tagged ``remove-cell`` is not in
   the page, so Live Code never runs it: a shown cell that reads a name only such a
   cell defines is a warning at the page and line.
@@ -43,7 +48,9 @@ from sphinx.errors import ConfigError
 from sphinx.util import logging
 
 from rec11.book.assets import package_version
+from rec11.book.fingerprints import package_dir, page_modules
 from rec11.book.pages import parse_cells
+from rec11.sources import module_closure
 
 logger = logging.getLogger(__name__)
 
@@ -213,10 +220,22 @@ def source_config(settings: dict) -> dict:
     return config
 
 
+def trains_models(text: str, package: Path | None = None) -> bool:
+    """Whether a page's code reaches the model cache (``rec11.cache``), through any import."""
+    modules = page_modules(text)
+    return bool(modules) and "rec11.cache" in module_closure(modules, package)
+
+
+def uses_trained_models(app: Sphinx, pagename: str) -> bool:
+    path = Path(app.env.doc2path(pagename))
+    return path.suffix == ".md" and path.is_file() and trains_models(path.read_text(), package_dir(app))
+
+
 def page_config(app: Sphinx, pagename: str, pathto) -> dict:
     book_path = (app.config.html_theme_options.get("path_to_docs") or "").strip("/")
     notebook = "/".join(p for p in (book_path, f"{pagename}.ipynb") if p)
     return {
+        "trainedModels": uses_trained_models(app, pagename),
         **source_config(app.config.rec11_live_code),
         "thebeVersion": app.rec11_thebe_version,
         "thebeJs": pathto("_static/thebe/index.js", 1),

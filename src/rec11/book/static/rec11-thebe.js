@@ -65,6 +65,11 @@
 
   // --- the status line under the page title, and its buttons ----------------------------
 
+  // On a page with trained models: the reader's kernel trains (or loads) its own.
+  var OTHER_WEIGHTS = "Your kernel trains its own copy of this page's models, or loads one trained " +
+    "on another machine; training rounds differently on another CPU, so your numbers can differ " +
+    "slightly from the page's. What the page says about them holds for any such training.";
+
   function statusBox() {
     var box = document.querySelector(".rec11-live");
     if (box) return box;
@@ -622,7 +627,7 @@
   function readyText() {
     return "Live code is ready: a " + config.kernel.kernelName + " kernel on " + config.label +
            ". Edit any cell and run it with its run button or Shift+Enter; cells above it run first if needed." +
-           " Your edits are kept in this browser.";
+           " Your edits are kept in this browser." + (config.trainedModels ? " " + OTHER_WEIGHTS : "");
   }
 
   function onThebeStatus(_, data) {
