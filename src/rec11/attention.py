@@ -72,9 +72,11 @@ class MultiHeadAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d, 3 * cfg.d, bias=cfg.bias)
         self.proj = nn.Linear(cfg.d, cfg.d, bias=cfg.bias)
 
-    def forward(self, x, mask=None, kv=None, return_attn: bool = False):
+    def forward(self, x, mask=None, kv=None, return_attn: bool = False, head_mask=None):
         """x: (N, T, d). kv: (N, T_k, d) for cross-attention, else x itself.
 
+        ``head_mask`` (H,): each head's output is multiplied by its entry before the
+        heads are concatenated, so a 0 removes that head (an ablation).
         Returns out (N, T, d), and the attention weights (N, H, T, T_k) when asked.
         """
         H, d = self.cfg.H, self.cfg.d
@@ -88,6 +90,8 @@ class MultiHeadAttention(nn.Module):
         v = split_heads(nn.functional.linear(source, W_v, b_v), H)  # (N, H, T_k, d/H)
         scale = None if self.cfg.scaled else 1.0
         out, A = attention(q, k, v, mask=mask, scale=scale)  # (N, H, T, d/H)
+        if head_mask is not None:
+            out = out * head_mask.view(1, H, 1, 1)  # (N, H, T, d/H)
         out = self.proj(merge_heads(out))  # (N, T, d)
         return (out, A) if return_attn else out
 

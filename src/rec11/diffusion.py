@@ -211,6 +211,25 @@ def load(cfg: DiffusionConfig = DiffusionConfig(), name: str = "diffusion-2d"):
 # ---------------------------------------------------------------- sampling
 
 
+def reverse_mean(xt, t: int, eps_hat, betas, alphas, abar):
+    """The mean of p(x_{t-1} | x_t), Ho et al.'s eq. 11, at code index t (the paper's t + 1).
+
+    Not x_t - eps_hat: only the share β_t / √(1 - ᾱ_t) of the predicted noise is removed,
+    and what is left is rescaled by 1 / √α_t, undoing one step's shrinking.
+    """
+    return (xt - betas[t] / (1 - abar[t]).sqrt() * eps_hat) / alphas[t].sqrt()
+
+
+def predict_x0(xt, t, eps_hat, abar):
+    """x̂_0, the clean point the predicted noise implies: the closed form solved for x_0.
+
+    t is a code index (int or (N,) ints); xt, eps_hat: (N, D).
+    """
+    t = torch.as_tensor(t)
+    a = abar[t].reshape(-1, 1) if t.dim() else abar[t]  # (N, 1) or a scalar
+    return (xt - (1 - a).sqrt() * eps_hat) / a.sqrt()
+
+
 @torch.no_grad()
 def ddpm_sample(
     model: Denoiser,
@@ -235,8 +254,7 @@ def ddpm_sample(
     snaps = {T: x.clone()} if T in snapshots else {}
     for t in reversed(range(T)):
         eps_hat = model(x, torch.full((n,), t))  # (n, D)
-        # the mean of p(x_{t-1} | x_t): remove the predicted noise, undo the shrinking
-        x = (x - betas[t] / (1 - abar[t]).sqrt() * eps_hat) / alphas[t].sqrt()
+        x = reverse_mean(x, t, eps_hat, betas, alphas, abar)
         if t > 0:  # no noise on the last step: x_0 is the answer
             x = x + var[t].sqrt() * torch.randn(x.shape, generator=generator)
         if t in snapshots:

@@ -55,13 +55,14 @@ class Block(nn.Module):
         self.mlp = MLP(cfg)
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, mask, ablate: bool = False):
+    def forward(self, x, mask, ablate: bool = False, head_mask=None):
         """x: (N, T, d) -> (N, T, d), and the attention weights (N, H, T, T).
 
         ``ablate`` drops the attention output, so only the residual stream carries
-        each position's information past this layer's attention.
+        each position's information past this layer's attention. ``head_mask`` (H,)
+        drops single heads instead (0 removes a head; see ``MultiHeadAttention``).
         """
-        a, A = self.attn(self.ln_1(x), mask=mask, return_attn=True)  # (N, T, d), (N, H, T, T)
+        a, A = self.attn(self.ln_1(x), mask=mask, return_attn=True, head_mask=head_mask)  # (N, T, d), (N, H, T, T)
         if not ablate:
             x = x + self.drop(a)
         x = x + self.mlp(self.ln_2(x))
@@ -130,17 +131,23 @@ class GPT(nn.Module):
             x = x + (extra.unsqueeze(1) if extra.dim() == 2 else extra)  # (N, T, d)
         return self.drop(x)
 
-    def forward(self, idx, extra=None, ablate_layers=(), return_attn: bool = False):
+    def forward(self, idx, extra=None, ablate_layers=(), return_attn: bool = False, ablate_heads=()):
         """idx: (N, T) token ids -> logits (N, T, V) for the token after each position.
 
-        ``ablate_layers``: layers whose attention output is removed. ``return_attn``
-        also returns every layer's weights, (N, L, H, T, T).
+        ``ablate_layers``: layers whose attention output is removed; ``ablate_heads``:
+        (layer, head) pairs whose head alone is removed. ``return_attn`` also returns
+        every layer's weights, (N, L, H, T, T).
         """
         T = idx.size(1)
         x = self.embed(idx, extra)  # (N, T, d)
         maps = []
         for layer, block in enumerate(self.blocks):
-            x, A = block(x, self.mask[:T, :T], ablate=layer in ablate_layers)
+            removed = [h for l, h in ablate_heads if l == layer]
+            head_mask = None
+            if removed:
+                head_mask = torch.ones(self.cfg.n_head)
+                head_mask[removed] = 0.0
+            x, A = block(x, self.mask[:T, :T], ablate=layer in ablate_layers, head_mask=head_mask)
             maps.append(A)
         logits = self.head(self.ln_f(x))  # (N, T, V)
         return (logits, torch.stack(maps, dim=1)) if return_attn else logits

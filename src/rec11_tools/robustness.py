@@ -110,20 +110,25 @@ def tally(results: dict[str, dict]) -> dict[str, dict[str, dict]]:
     that raised is a claim of its own, "runs without error", false in that variant.
     """
     table: dict[str, dict[str, dict]] = {}
+    errors: set[tuple[str, str]] = set()
     for name, result in results.items():
         for page, run in result["pages"].items():
             seen: dict[str, bool] = {}
             for held, message in run["claims"]:
                 seen[message] = seen.get(message, True) and held
             for error in run["errors"]:
-                seen[f"line {error['line']} runs without error ({error['error'].splitlines()[0][:80]})"] = False
+                message = f"line {error['line']} runs without error ({error['error'].splitlines()[0][:80]})"
+                seen[message] = False
+                errors.add((page, message))
             for message, held in seen.items():
                 table.setdefault(page, {}).setdefault(message, {"held": [], "false": []})
                 table[page][message]["held" if held else "false"].append(name)
     every = set(results)
-    for claims in table.values():
-        for row in claims.values():
-            row["false"] += sorted(every - set(row["held"]) - set(row["false"]))
+    for page, claims in table.items():
+        for message, row in claims.items():
+            missing = sorted(every - set(row["held"]) - set(row["false"]))
+            # an error not raised held; a claim not reached did not
+            row["held" if (page, message) in errors else "false"] += missing
     return table
 
 
@@ -208,6 +213,7 @@ def main(argv=None) -> int:
     root = book_root()
     if root is None:
         sys.exit("rec11_tools.robustness: run it inside the book (no _config.yml above this folder)")
+    args.work = args.work.resolve()  # the kernels run in the pages' folders
     args.work.mkdir(parents=True, exist_ok=True)
     order = variants(args.design, args.seeds, args.threads, args.kernels)
     results, todo = {}, []

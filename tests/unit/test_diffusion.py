@@ -230,3 +230,21 @@ def test_the_denoisers_error_sits_at_small_t_for_other_seeds(seed):
     assert err[0] > 0.98 and err[900] < 0.01  # at t = 0 no better than guessing 0
     for step in (300, 500, 800):
         assert 0.8 < err[step] / abar[step].item() < 1.2
+
+
+def test_the_reverse_mean_with_the_true_noise_is_the_posterior_mean_of_ho_et_al():
+    """Eq. 11 with ε̂ = ε equals eq. 7's μ̃_t(x_t, x_0); x̂_0 inverts the closed form."""
+    betas = df.linear_beta_schedule(1000)  # float64, so that the identities hold to 1e-9
+    alphas, abar = 1 - betas, df.alpha_bar(betas)
+    gen = torch.Generator().manual_seed(0)
+    x0 = torch.randn(64, 2, generator=gen, dtype=torch.float64)
+    eps = torch.randn(64, 2, generator=gen, dtype=torch.float64)
+    for t in (1, 10, 500, 999):  # code indices; the paper's t is one more
+        xt = df.q_sample(x0, torch.full((64,), t), eps, abar)
+        prev = abar[t - 1]
+        posterior = (prev.sqrt() * betas[t] / (1 - abar[t])) * x0 \
+            + (alphas[t].sqrt() * (1 - prev) / (1 - abar[t])) * xt
+        assert torch.allclose(df.reverse_mean(xt, t, eps, betas, alphas, abar), posterior, atol=1e-9)
+        assert torch.allclose(df.predict_x0(xt, t, eps, abar), x0, atol=1e-7)
+        assert torch.allclose(df.predict_x0(xt, torch.full((64,), t), eps, abar), x0, atol=1e-7)
+        assert not torch.allclose(xt - eps, posterior, atol=1e-2), "x_t - ε̂ is not the step"

@@ -70,6 +70,34 @@ def test_ablating_one_layer_changes_the_prediction(model, idx):
         assert (model(idx, ablate_layers=(layer,)) - model(idx)).abs().max() > 1e-3
 
 
+def test_ablating_every_head_of_a_layer_is_ablating_the_layer_but_for_the_bias(model, idx):
+    """A removed head contributes nothing; what is left of the layer is its output bias."""
+    layer = 1
+    every_head = [(layer, h) for h in range(CFG.n_head)]
+    x = model.embed(idx)  # (N, T, d)
+    x, _ = model.blocks[0](x, model.mask)
+    block = model.blocks[layer]
+    out, _ = block.attn(block.ln_1(x), mask=model.mask, return_attn=True,
+                        head_mask=torch.zeros(CFG.n_head))
+    torch.testing.assert_close(out, block.attn.proj.bias.expand_as(out))
+    with torch.no_grad():
+        block.attn.proj.bias.zero_()
+    torch.testing.assert_close(model(idx, ablate_heads=every_head), model(idx, ablate_layers=(layer,)))
+
+
+def test_ablating_one_head_removes_exactly_its_share_of_the_output(model, idx):
+    trace = model.inspect(idx)
+    block, h = model.blocks[0], 2
+    x = block.ln_1(model.embed(idx))
+    full = block.attn(x, mask=model.mask)
+    mask = torch.ones(CFG.n_head)
+    mask[h] = 0
+    without = block.attn(x, mask=model.mask, head_mask=mask)
+    share = trace.attn[:, 0, h] @ trace.v_out[:, 0, h]  # (N, T, d): head h's contribution
+    torch.testing.assert_close(full - without, share, rtol=1e-5, atol=1e-5)
+    assert (model(idx, ablate_heads=[(0, h)]) - model(idx)).abs().max() > 1e-4
+
+
 def test_inspect_agrees_with_forward_and_values_rebuild_attention(model, idx):
     trace = model.inspect(idx)
     logits, A = model(idx, return_attn=True)

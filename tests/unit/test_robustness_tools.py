@@ -1,0 +1,85 @@
+"""The claims harness records every assert, held or not, and the matrix tallies them."""
+
+import textwrap
+
+from rec11_tools import claims, robustness
+from rec11_tools.robustness import Variant
+
+PAGE = textwrap.dedent('''\
+    ---
+    kernelspec: {display_name: Python 3, language: python, name: python3}
+    ---
+
+    # A page
+
+    ```{code-cell} ipython3
+    from myst_nb import glue
+    x = 2
+    assert x == 3, "page: 'x is three' (false)"
+    assert x == 2, "page: 'x is two'"
+    glue("x", x, display=False)
+    ```
+
+    ```{code-cell} ipython3
+    :tags: [raises-exception]
+
+    def check(value):
+        assert value > 0, "meant to fail"
+    check(-1)
+    ```
+
+    ```{code-cell} ipython3
+    for i in range(3):
+        assert i < 2, "page: 'every i is small'"
+    1 / 0
+    ```
+
+    ```{code-cell} ipython3
+    assert x > 1, "page: 'after an error the page goes on'"
+    ```
+    ''')
+
+
+def test_every_claim_is_recorded_and_a_failing_one_does_not_stop_the_page(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(PAGE)
+    result = claims.run_page(page)
+    held = {}
+    for ok, message in result["claims"]:
+        held[message] = held.get(message, True) and ok
+    assert held == {"page: 'x is three' (false)": False, "page: 'x is two'": True,
+                    "page: 'every i is small'": False, "page: 'after an error the page goes on'": True}
+    assert "meant to fail" not in held, "a cell that raises on purpose keeps its assert"
+    assert [e["error"].split(":")[0] for e in result["errors"]] == ["ZeroDivisionError"]
+    assert result["errors"][0]["line"] == PAGE.splitlines().index("for i in range(3):") + 1
+    assert result["glued"] == {"x": "2"}
+
+
+def test_the_tally_counts_a_claim_not_reached_as_false():
+    run = lambda claims, errors=(): {"pages": {"p.md": {"claims": claims, "errors": list(errors)}}}
+    results = {"a": run([[True, "c1"], [True, "c2"]]), "b": run([[True, "c1"], [False, "c1"]]),
+               "c": run([[True, "c1"]], [{"line": 4, "error": "KeyError: 'k'"}])}
+    table = robustness.tally(results)["p.md"]
+    assert table["c1"] == {"held": ["a", "c"], "false": ["b"]}
+    assert sorted(table["c2"]["false"]) == ["b", "c"]
+    assert table["line 4 runs without error (KeyError: 'k')"]["false"] == ["c"]
+
+
+def test_the_matrix_covers_seeds_threads_and_kernels():
+    full = robustness.variants("full")
+    assert len(full) == 18 and len(set(full)) == 18
+    assert {v.seed for v in full} == {0, 1, 2} and {v.threads for v in full} == {1, 2}
+    assert {v.kernels for v in full} == {"native", "avx2", "default"}
+    axes = robustness.variants("axes")
+    assert axes[0] == Variant(0, 2, "native") and len(axes) == 6
+    assert all(sum(a != b for a, b in zip(
+        (v.seed, v.threads, v.kernels), (0, 2, "native"))) == 1 for v in axes[1:])
+
+
+def test_a_variant_sets_its_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx512")
+    env = Variant(2, 1, "native").environment(tmp_path)
+    assert (env["REC11_SEED"], env["REC11_TRAIN_THREADS"], env["REC11_CACHE_DIR"]) == ("2", "1", str(tmp_path))
+    assert "ATEN_CPU_CAPABILITY" not in env, "native: the machine's own kernels"
+    env = Variant(0, 2, "avx2").environment(tmp_path)
+    assert (env["ATEN_CPU_CAPABILITY"], env["MKL_CBWR"]) == ("avx2", "AVX2")
