@@ -17,7 +17,9 @@ and runs every page with ``rec11_tools.claims`` (asserts recorded, not raised), 
 ``--design full`` (the default) is every combination, 18 variants; ``--design axes`` is the
 default variant plus each other value of one factor at a time, 6 variants. The report gives,
 per page and per claim (the assert's message), in how many variants it held, with the date,
-machine and commit. Each variant's result is kept in ``--work`` and reused by ``--resume``.
+machine and commit. Each variant's result is kept in ``--work`` and reused by ``--resume``;
+``--pages P ...`` runs only those pages again in every variant that has a result (after an
+edit to their claims) and keeps the other pages' rows.
 """
 
 from __future__ import annotations
@@ -85,8 +87,16 @@ def variants(design: str, seeds=SEEDS, threads=THREADS, kernels=tuple(KERNELS)) 
 
 
 def run_variant(variant: Variant, work: Path, pages: list[str], shared_cores: bool = False) -> dict:
-    """Retrain everything into an empty cache and run the pages; returns the claims' JSON."""
-    out = work / f"{variant.name}.json"
+    """Retrain everything into an empty cache and run the pages; returns the claims' JSON.
+
+    With ``pages`` and a complete earlier result for the variant, only those pages run
+    again (their models retrained from scratch) and replace their rows in that result.
+    """
+    saved = work / f"{variant.name}.json"
+    earlier = json.loads(saved.read_text()) if pages and saved.is_file() else None
+    if earlier and not earlier.get("complete"):
+        earlier = None
+    out = work / f"{variant.name}.part.json" if earlier else saved
     cache = work / f"{variant.name}-models"
     shutil.rmtree(cache, ignore_errors=True)
     start = time.perf_counter()
@@ -97,9 +107,15 @@ def run_variant(variant: Variant, work: Path, pages: list[str], shared_cores: bo
     if not out.is_file():
         raise SystemExit(f"{variant.label}: the pages did not run\n{proc.stderr[-3000:]}")
     result = json.loads(out.read_text())
-    result["seconds"] = time.perf_counter() - start
-    result["complete"] = True
-    out.write_text(json.dumps(result, indent=1))
+    seconds = time.perf_counter() - start
+    if earlier:
+        out.unlink()
+        earlier["pages"].update(result["pages"])
+        earlier["seconds"] += seconds
+        result = earlier
+    else:
+        result["seconds"], result["complete"] = seconds, True
+    saved.write_text(json.dumps(result, indent=1))
     return result
 
 
@@ -219,7 +235,7 @@ def main(argv=None) -> int:
     results, todo = {}, []
     for variant in order:
         saved = args.work / f"{variant.name}.json"
-        if args.resume and saved.is_file() and json.loads(saved.read_text()).get("complete"):
+        if args.resume and not args.pages and saved.is_file() and json.loads(saved.read_text()).get("complete"):
             results[variant.name] = json.loads(saved.read_text())
             print(f"{variant.label}: reused", flush=True)
         else:
