@@ -214,22 +214,16 @@ def test_every_seed_learns_the_grammar_almost_exactly(seed_models):
 
 def test_attention_maps_disagree_over_seeds(seed_models):
     """attention-maps.md: 'one map among many, and they disagree'."""
-    mean_js, min_js = {}, {}
     for seed, (model, _) in seed_models.items():
         A = garden_path_maps(model).attn[0]  # (L, H, T, T)
         L, H, T, _ = A.shape
         maps = A.reshape(L * H, T, T)[:, 1:]  # without the <s> query
         js = torch.stack([js_bits(maps[i], maps[j]).mean()
                           for i, j in torch.combinations(torch.arange(L * H))])
-        mean_js[seed], min_js[seed] = js.mean().item(), js.min().item()
         tops = maps.argmax(-1)  # (maps, queries)
         distinct = torch.tensor([len(set(c.tolist())) for c in tops.T]).float()
         assert distinct.mean() > 3, f"seed {seed}: a query's top keys on > 3 words"
-    # further/attention-maps.md: 'no pair nearly coincides' is particular to seed 0 ...
-    assert min_js[0] > 0.05
-    assert min(min_js[s] for s in SEEDS[1:]) < 0.05  # '... in one a pair comes close'
-    for seed in SEEDS[1:]:  # '... but the maps disagree on average almost as much'
-        assert mean_js[seed] > 0.6 * mean_js[0] and mean_js[seed] > 0.15, seed
+        assert js.mean() > 0.1, f"seed {seed}: the maps disagree on average"
 
 
 def test_largest_weight_and_largest_flow_differ_over_seeds(seed_models):
@@ -244,9 +238,10 @@ def test_largest_weight_and_largest_flow_differ_over_seeds(seed_models):
 
 def test_layer0_routes_the_participle_and_layer1_is_not_needed_over_seeds(seed_models):
     """attention-maps.md, residual stream: without layer 0's attention 'fell' becomes a
-    surprise; without layer 1's nothing changes. Where the strongest arrow from 'barn' to
-    'ridden' sits varies: layer 1 for seed 0 (the page says 'in this model'), layer 0
-    for the other two (further/attention-maps.md)."""
+    surprise; without layer 1's nothing changes; layer 1 still draws a bright arrow whose
+    head alone can go; and layer 1's maps change when layer 0 goes. (Where the strongest
+    arrow from 'barn' to 'ridden' sits varies from one training run to another, so the
+    pages find it in the run rather than name it.)"""
     ridden = G.TEST_SENTENCES["unambiguous participle (ridden)"]
     idx = torch.tensor([G.encode(ridden)])
     fell = ridden.split().index("fell")
@@ -256,9 +251,17 @@ def test_layer0_routes_the_participle_and_layer1_is_not_needed_over_seeds(seed_m
                 for layers in [(), (0,), (1,)]}
         assert bits[(0,)][fell] - bits[()][fell] > 2, seed
         assert (bits[(1,)] - bits[()]).abs().max() < 0.2, seed
-        weight = model.inspect(idx).attn[0, :, :, q, k]  # (L, H)
-        strongest_layer = divmod(weight.argmax().item(), weight.size(1))[0]
-        assert strongest_layer == (1 if seed == 0 else 0), seed
+        assert model.inspect(idx).attn[0, 0, :, q, k].max() > 0.5, seed  # layer 0 routes
+        layer1 = model.inspect(idx).attn[0, 1]  # (H, T, T)
+        earlier = torch.ones(layer1.shape[-2:]).tril(-1)
+        earlier[:, 0] = 0  # not onto <s>
+        weight, where = (layer1 * earlier).flatten().max(0)
+        head = int(torch.unravel_index(where, layer1.shape)[0])
+        without = lm.surprisal(lambda i: model(i, ablate_heads=[(1, head)]), idx)[0]
+        assert weight > 0.8 and (without - bits[()]).abs().max() < 0.3, seed
+        _, maps = model(idx, return_attn=True)
+        _, maps_without0 = model(idx, ablate_layers=(0,), return_attn=True)
+        assert (maps_without0[0, 1] - maps[0, 1]).abs().max() > 0.5, seed
 
 
 def test_garden_path_spike_matches_the_grammar_over_seeds(seed_models):
