@@ -111,6 +111,7 @@ def run_variant(variant: Variant, work: Path, pages: list[str], shared_cores: bo
     if earlier:
         out.unlink()
         earlier["pages"].update(result["pages"])
+        earlier["rerun_pages"] = sorted(set(earlier.get("rerun_pages", [])) | set(result["pages"]))
         earlier["seconds"] += seconds
         result = earlier
     else:
@@ -171,7 +172,7 @@ def commit(root: Path) -> str:
         return "unknown"
 
 
-def report(results: dict[str, dict], order: list[Variant], root: Path) -> str:
+def report(results: dict[str, dict], order: list[Variant], root: Path, design: str = "full") -> str:
     table = tally(results)
     n = len(results)
     claims = [(page, msg, row) for page, rows in table.items() for msg, row in rows.items()]
@@ -185,6 +186,9 @@ def report(results: dict[str, dict], order: list[Variant], root: Path) -> str:
         f"- Date: {datetime.date.today().isoformat()}",
         f"- Machine: {machine()}",
         f"- Commit: {commit(root)}",
+        f"- Design: {design} ({len(order)} variants"
+        + (", every combination of seed, training threads and kernels)" if design == "full"
+           else ": the first variant, then one change at a time; `--design full` crosses them all)"),
         f"- Claims: {len(claims)} on {len(table)} pages; **{len(claims) - len(failing)} of {len(claims)} held in"
         f" all {n} variants**.",
         "",
@@ -197,6 +201,10 @@ def report(results: dict[str, dict], order: list[Variant], root: Path) -> str:
         r = results[v.name]
         false = sum(1 for _, _, row in claims if v.name in row["false"])
         lines.append(f"| {v.label} | {r['environment']['capability']} | {r['seconds'] / 60:.1f} | {false} |")
+    rerun = sorted({page for r in results.values() for page in r.get("rerun_pages", [])})
+    if rerun:
+        lines += ["", "Edited after their variant ran, and run again on that variant's own trained models: "
+                  + ", ".join(rerun) + "."]
     if failing:
         lines += ["", "## Claims that did not hold everywhere", "", "| page | claim | held | false in |",
                   "|---|---|---:|---|"]
@@ -244,13 +252,13 @@ def main(argv=None) -> int:
     def one(variant: Variant) -> None:
         print(f"{variant.label} ...", flush=True)
         results[variant.name] = run_variant(variant, args.work, args.pages, shared_cores=args.jobs > 1)
-        args.out.write_text(report(results, order, root))  # after every variant: a stopped run keeps its rows
+        args.out.write_text(report(results, order, root, args.design))  # after every variant: a stopped run keeps its rows
         false = sum(1 for run in results[variant.name]["pages"].values() for held, _ in run["claims"] if not held)
         print(f"{variant.label}: {results[variant.name]['seconds'] / 60:.1f} min, {false} claims false", flush=True)
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         list(pool.map(one, todo))
-    args.out.write_text(report(results, order, root))
+    args.out.write_text(report(results, order, root, args.design))
     print(f"wrote {args.out}")
     failing = sum(1 for rows in tally(results).values() for row in rows.values() if row["false"])
     return 1 if failing else 0
