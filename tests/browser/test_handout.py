@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,9 @@ STUDENT_PAGES = [p for p in notes.toc_pages(BOOK) if audience(BOOK, p) != "instr
 
 
 def flat(text: str) -> str:
-    """Text without whitespace, quotes made plain: a line wrapped in print still matches."""
+    """Text without whitespace, quotes and ligatures made plain (a printed "fi" can come out
+    as one glyph, ﬁ): a line wrapped in print still matches."""
+    text = unicodedata.normalize("NFKC", text)
     return re.sub(r"\s+", "", text).translate(str.maketrans("‘’“”", "''\"\""))
 
 
