@@ -106,15 +106,8 @@ def environment() -> dict:
     return json.loads(out.stdout)
 
 
-def book_pages(root: Path) -> list[Path]:
-    """Every page in ``_toc.yml`` order that has code cells."""
-    from rec11.book.notes import toc_pages
-
-    pages = [root / f"{p}.md" for p in toc_pages(root)]
-    return [p for p in pages if "{code-cell}" in p.read_text()]
-
-
 def main(argv=None) -> int:
+    from rec11.book.execute import book_pages
     from rec11.sources import book_root
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -66,6 +66,14 @@ def run_page(page: Path, timeout: int = 900) -> list[dict]:
     return rows
 
 
+def book_pages(root: Path) -> list[Path]:
+    """Every page in ``_toc.yml`` order that has code cells."""
+    from rec11.book.notes import toc_pages
+
+    pages = [root / f"{p}.md" for p in toc_pages(root)]
+    return [p for p in pages if "{code-cell}" in p.read_text()]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pages", nargs="*", type=Path, help="MyST pages (default: every page in _toc.yml)")
@@ -74,13 +82,12 @@ def main(argv=None) -> int:
     if args.pages:
         pages = args.pages
     else:
-        from rec11.book.notes import toc_pages
         from rec11.sources import book_root
 
         root = book_root()
         if root is None:
             sys.exit("rec11.book.execute: run it inside the book (no _config.yml above this folder)")
-        pages = [root / f"{p}.md" for p in toc_pages(root)]
+        pages = book_pages(root)
     results = {}
     for page in pages:
         if "{code-cell}" not in page.read_text():
