@@ -14,6 +14,11 @@ The cache lives in ``$REC11_CACHE_DIR`` if set, else in ``.cache/models`` at the
 of the book (found by walking up from the working directory to ``_config.yml``), else
 in ``~/.cache/rec11``.
 
+A model trained on a cache miss says so, with its training time: in a downloaded
+notebook that is the reader's only sign of a slow first run. The book's build sets
+``$REC11_QUIET_TRAINING`` (``rec11.book.notebooks``), so that a page shows the same
+outputs whether its models were cached or not.
+
 Training runs on ``$REC11_TRAIN_THREADS`` intra-op threads, default two, whatever the
 page set for its own cells: a build executes
 one page at a time, so while a page trains, the second core is otherwise idle, and a
@@ -33,6 +38,7 @@ import hashlib
 import inspect
 import json
 import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable
@@ -102,8 +108,15 @@ def load_or_train(
         saved = torch.load(path, weights_only=True)
         model.load_state_dict(saved["state_dict"])
         return model.eval(), json.loads(saved["info"])
+    announce = not os.environ.get("REC11_QUIET_TRAINING")  # the book's build sets it: pages stay the same
+    if announce:
+        print(f"Training {name} on this computer's CPU, once: later runs load it from {path.parent}.",
+              flush=True)
+    start = time.perf_counter()
     with _threads(threads):
         info = train(model)
+    if announce:
+        print(f"Trained {name} in {time.perf_counter() - start:.0f} s.", flush=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     # info travels as JSON so that torch.load can stay weights_only

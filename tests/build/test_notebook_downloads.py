@@ -1,8 +1,10 @@
 """The notebooks a reader downloads keep the build's outputs, even after a cached rebuild,
-and run top to bottom in a fresh kernel."""
+read as the pages do (plain Markdown, no instructor notes), and run top to bottom: in a
+fresh kernel beside the book, and in a fresh virtual environment through their install cell."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -13,7 +15,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from rec11.book.notebooks import FINGERPRINT, GLUE_RECORD, GLUE_ROLE, executed_notebooks
+from rec11.book.notebooks import FINGERPRINT, GLUE_RECORD, GLUE_ROLE, TORCH_INDEX, executed_notebooks
 
 pytestmark = pytest.mark.build
 
@@ -46,6 +48,13 @@ def code_cells(nb):
     return [c for c in nb.cells if c.cell_type == "code"]
 
 
+def page_cells(nb):
+    """A download's code cells without its first one, the install cell."""
+    cells = code_cells(nb)
+    assert "find_spec(\"rec11\")" in cells[0].source, "the first cell does not install rec11"
+    return cells[1:]
+
+
 def test_each_download_has_the_outputs_the_page_rendered(rebuilt):
     rendered = dict(executed_notebooks(rebuilt))
     assert rendered, "no executed pages"
@@ -53,9 +62,9 @@ def test_each_download_has_the_outputs_the_page_rendered(rebuilt):
         assert path.is_file(), f"{rel}: the page offers no notebook download"
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
-        page_cells = [c for c in code_cells(rendered[rel]) if not c.source.startswith(FINGERPRINT)]
-        assert [c.source for c in code_cells(nb)] == [c.source for c in page_cells], rel
-        for cell, page_cell in zip(code_cells(nb), page_cells):
+        ran = [c for c in code_cells(rendered[rel]) if not c.source.startswith(FINGERPRINT)]
+        assert [c.source for c in page_cells(nb)] == [c.source for c in ran], rel
+        for cell, page_cell in zip(page_cells(nb), ran):
             shown = [o for o in page_cell.outputs if not any(k.startswith(GLUE_RECORD) for k in o.get("data", {}))]
             assert len(cell.outputs) == len(shown), f"{rel}: outputs lost in the cell {cell.source[:60]!r}"
         assert any(c.outputs for c in code_cells(nb)), f"{rel}: the download has no outputs"
@@ -76,6 +85,42 @@ def test_downloads_carry_nothing_of_the_build(rebuilt):
         assert "{{" not in text, f"{rel}: an unfilled course fact"
 
 
+# MyST markup a notebook tool shows as literal text.
+MARKUP = {
+    "a colon fence": re.compile(r"^:{3,}", re.M),
+    "a directive": re.compile(r"^`{3,}\{", re.M),
+    "a role": re.compile(r"\{[a-z][\w:-]*\}`"),
+    "a label": re.compile(r"^\([\w-]+\)=\s*$", re.M),
+    "a link to a label or a .md page": re.compile(r"\]\((?!https?:)[^)]*(\.md\b|^sec-)|\]\(sec-"),
+    "a comment": re.compile(r"^%", re.M),
+}
+NOTE = re.compile(r"^(:{3,})\{instructor-note\}[^\n]*\n(?:^:[\w-]+:.*\n)*\n?(.*?)^\1\s*$", re.M | re.S)
+
+
+def test_downloads_read_as_the_pages_do_with_no_markup_and_no_instructor_notes(rebuilt, root):
+    notes = []
+    for page in sorted((root / "book").rglob("*.md")):
+        notes += [body.split("\n\n")[0].strip() for _, body in NOTE.findall(page.read_text())]
+    assert len(notes) >= 10, "the test found no instructor notes to look for"
+    for rel, path in downloads(rebuilt).items():
+        nb = nbformat.read(path, as_version=4)
+        text = "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        for what, pattern in MARKUP.items():
+            found = pattern.search(text)
+            assert not found, f"{rel}: {what} in the download: {text[max(0, found.start() - 60):found.end() + 60]!r}"
+        for note in notes:
+            assert note[:80] not in text, f"{rel}: an instructor note in a student's notebook: {note[:80]!r}"
+        assert "instructor-note" not in text, rel
+
+
+def test_the_install_cell_names_the_commit_the_site_was_built_from(rebuilt, root):
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    for rel, path in downloads(rebuilt).items():
+        install = code_cells(nbformat.read(path, as_version=4))[0].source
+        assert f"@{head}\"" in install, f"{rel}: the install cell does not pin rec11 at {head}"
+        assert TORCH_INDEX in install, rel
+
+
 def test_downloads_run_top_to_bottom_in_a_fresh_kernel(rebuilt, root):
     for rel, path in downloads(rebuilt).items():
         nb = nbformat.read(path, as_version=4)
@@ -86,3 +131,80 @@ def test_downloads_run_top_to_bottom_in_a_fresh_kernel(rebuilt, root):
         errors = [o for c in code_cells(nb) if "raises-exception" not in c.metadata.get("tags", [])
                   for o in c.outputs if o.output_type == "error"]
         assert not errors, f"{rel}: {errors[0].ename}: {errors[0].evalue}"
+
+
+# A page that trains a model, whose notebook the fresh-venv test runs.
+TRAINED_PAGE = Path("book/diffusion.md")
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(tmp_path_factory, root) -> Path:
+    """A virtual environment with Python 3.11 and a kernel, as a notebook tool gives it:
+    nothing of the book. Returns its folder. The install cell is what fills it."""
+    where = tmp_path_factory.mktemp("fresh")
+    venv = where / "venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)], check=True)
+    kernel = re.search(r"^ipykernel==\S+", (root / "requirements.txt").read_text(), re.M)[0]
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", kernel], check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "ipykernel", "install", "--prefix", str(where / "jupyter"),
+                    "--name", "fresh"], check=True, capture_output=True)
+    return where
+
+
+def outputs_text(nb) -> str:
+    return "".join(o.get("text", "") for c in code_cells(nb) for o in c.outputs if o.output_type == "stream")
+
+
+def test_a_trained_page_runs_in_a_fresh_venv_through_its_install_cell(rebuilt, fresh_venv, root, monkeypatch):
+    # No network here: the install cell's two downloads, rec11 from GitHub and torch from
+    # PyTorch's index, come from a wheel of this checkout and the machine's own index.
+    wheels = fresh_venv / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(root)],
+                   check=True)
+    wheel = next(wheels.glob("rec11-*.whl"))
+    path = downloads(rebuilt)[TRAINED_PAGE]
+    nb = nbformat.read(path, as_version=4)
+    install = nb.cells[0]
+    github = re.search(r'"rec11 @ git\+https://github\.com/[^"]+"', install.source)
+    assert github and f'"--extra-index-url", "{TORCH_INDEX}",' in install.source, install.source
+    install.source = (install.source.replace(github[0], f'"rec11 @ {wheel.as_uri()}"')
+                      .replace(f'"--extra-index-url", "{TORCH_INDEX}",', ""))
+    home, folder = fresh_venv / "home", fresh_venv / "notebook"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # an empty model cache: ~/.cache/rec11
+    monkeypatch.setenv("JUPYTER_PATH", str(fresh_venv / "jupyter" / "share" / "jupyter"))
+    for name in ("REC11_CACHE_DIR", "REC11_QUIET_TRAINING", "PYTHONPATH", "VIRTUAL_ENV"):
+        monkeypatch.delenv(name, raising=False)
+
+    def run() -> str:
+        ran = nbformat.from_dict(json.loads(json.dumps(nb)))
+        NotebookClient(ran, timeout=900, kernel_name="fresh", resources={"metadata": {"path": str(folder)}}).execute()
+        errors = [o for c in code_cells(ran) if "raises-exception" not in c.metadata.get("tags", [])
+                  for o in c.outputs if o.output_type == "error"]
+        assert not errors, f"{TRAINED_PAGE}: {errors[0].ename}: {errors[0].evalue}"
+        return outputs_text(ran)
+
+    first = run()
+    assert "Installing rec11" in first, first[:2000]
+    assert re.search(r"Training \S+ on this computer's CPU", first) and re.search(r"Trained \S+ in \d+ s", first), \
+        f"{TRAINED_PAGE}: no cell said that it trains a model: {first[:2000]!r}"
+    where = subprocess.run([str(fresh_venv / "venv" / "bin" / "python"), "-c", "import rec11; print(rec11.__file__)"],
+                           capture_output=True, text=True, check=True).stdout
+    assert str(fresh_venv / "venv") in where, f"rec11 was not installed into the fresh venv: {where}"
+    assert list((home / ".cache" / "rec11").glob("*.pt")), "no model in the reader's cache"
+    second = run()  # now the environment has everything and the models are cached
+    assert "Installing" not in second and "Training" not in second, second[:2000]
+
+
+def test_each_page_with_a_download_opens_it_in_colab(rebuilt, root):
+    import yaml
+
+    from rec11.book.notebooks import COLAB, NOTEBOOKS_BRANCH
+
+    repository = yaml.safe_load((root / "_config.yml").read_text())["repository"]["url"]
+    org_repo = repository.rstrip("/").split("github.com/", 1)[1]
+    for rel in downloads(rebuilt):
+        html = (rebuilt / "html" / rel).with_suffix(".html").read_text()
+        url = f"{COLAB}/{org_repo}/blob/{NOTEBOOKS_BRANCH}/{rel.with_suffix('.ipynb').as_posix()}"
+        assert f'href="{url}"' in html, f"{rel}: no Colab link to {url}"
+    assert COLAB not in (rebuilt / "html" / "book" / "exercises.html").read_text(), "a Colab link with no notebook"

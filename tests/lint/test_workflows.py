@@ -62,7 +62,7 @@ def test_permissions_are_least_privilege():
         for name, job in doc["jobs"].items():
             assert "permissions" in job, f"{workflow.name}: job {name} sets no permissions"
             writes = {k for k, v in job["permissions"].items() if v == "write"}
-            allowed = {"pages", "id-token"} if name == "deploy" else set()
+            allowed = {"deploy": {"pages", "id-token"}, "notebooks": {"contents"}}.get(name, set())
             assert writes <= allowed, f"{workflow.name}: job {name} may write {writes - allowed}"
 
 
@@ -72,3 +72,15 @@ def test_the_deploy_is_serialised_and_uses_pages_actions():
     uses = " ".join(s.get("uses", "") for s in steps("deploy.yml"))
     for action in ("configure-pages", "upload-pages-artifact", "deploy-pages"):
         assert f"actions/{action}@" in uses
+
+
+def test_the_deploy_publishes_the_downloads_where_the_colab_links_point():
+    from rec11.book.notebooks import NOTEBOOKS_BRANCH
+
+    doc = yaml.safe_load((ROOT / ".github" / "workflows" / "deploy.yml").read_text())
+    job = doc["jobs"]["notebooks"]
+    assert job["permissions"] == {"contents": "write"} and job["needs"] == "build"
+    push = " ".join(s.get("run", "") for s in job["steps"])
+    assert f"git init -q -b {NOTEBOOKS_BRANCH}" in push and push.rstrip().endswith(f" {NOTEBOOKS_BRANCH}")
+    upload = next(s for s in doc["jobs"]["build"]["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["path"] == "_build/html/_sources/**/*.ipynb"

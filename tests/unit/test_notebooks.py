@@ -5,7 +5,13 @@ import json
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from rec11.book.notebooks import FINGERPRINT, GlueValues, for_download, paste_glue
+from types import SimpleNamespace
+
+import pytest
+
+from rec11.book.notebooks import (FINGERPRINT, DownloadError, GlueValues, colab_url, for_download, install_cell,
+                                  pins, site_url)
+from rec11.book.plainmd import Context, paste_glue
 
 
 def glued(value):
@@ -36,7 +42,9 @@ def test_the_build_bookkeeping_goes_and_the_outputs_stay():
         new_code_cell("print('hello')", outputs=[printed]),
         new_code_cell(f"{FINGERPRINT}: code:abc"),
     ], metadata={"source_map": [1, 2], "kernelspec": {"name": "python3", "display_name": "Python 3"}})
-    out = for_download(nb, lambda key: {"text/plain": "0.25"} if key == "kl" else {}, {"final_date": "Tue 12/1"})
+    context = Context(docname="book/vae", site="https://x.github.io/b/", facts={"final_date": "Tue 12/1"},
+                      glue=lambda key: {"text/plain": "0.25"} if key == "kl" else {})
+    out = for_download(nb, context)
     assert out.cells[0].source == "Due Tue 12/1; KL is 0.2."
     assert [c.source for c in out.cells[1:]] == ["plot()", "print('hello')"]
     assert list(out.cells[1].outputs[0].data) == ["image/png", "text/plain"]
@@ -44,3 +52,58 @@ def test_the_build_bookkeeping_goes_and_the_outputs_stay():
     assert "source_map" not in out.metadata and out.metadata.kernelspec.name == "python3"
     assert len(nb.cells) == 4 and "image/svg+xml" in nb.cells[1].outputs[0].data  # the input is left alone
     nbformat.validate(out)
+
+
+def test_instructor_notes_go_hidden_cells_stay_collapsed_and_the_install_cell_comes_first():
+    nb = new_notebook(cells=[
+        new_markdown_cell(":::{instructor-note}\n:slide: A\n:minutes: 2\n:block: attention\n\nSay it.\n:::"),
+        new_markdown_cell(":::{slide}\nAttention is a weighted average.\n:::"),
+        new_code_cell("assert True", metadata={"tags": ["remove-cell"]}),
+        new_code_cell("plot()", metadata={"tags": ["hide-input"]}),
+        new_code_cell("x = 1"),
+    ], metadata={"source_map": [12, 20, 24, 30, 34]})
+    out = for_download(nb, install="# install")
+    assert [c.source for c in out.cells] == ["# install", "Attention is a weighted average.", "assert True",
+                                             "plot()", "x = 1"]
+    assert [c.metadata.get("jupyter", {}).get("source_hidden", False) for c in out.cells] == \
+        [False, False, True, True, False]
+    assert len({c.id for c in out.cells}) == len(out.cells)
+    nbformat.validate(out)
+
+
+def test_a_broken_cell_names_the_page_line():
+    problems = []
+    context = Context(docname="book/vae", site="s/", warn=lambda line, m: problems.append((line, m)))
+    page = ["```{code-cell}", "x", "```", "", "", "Text.", "", ":::{mystery}", "x", ":::"]
+    nb = new_notebook(cells=[new_code_cell("x"), new_markdown_cell("Text.\n\n:::{mystery}\nx\n:::")],
+                      metadata={"source_map": [0, 3]})
+    for_download(nb, context, page=page)
+    assert problems == [(8, "the notebook download cannot render the {mystery} directive")]
+
+
+def test_the_install_cell_pins_what_the_package_needs(root):
+    packages = pins(root)
+    assert [p.split("==")[0].lower() for p in packages] == ["torch", "numpy", "matplotlib", "scikit-learn", "pyyaml"]
+    assert all("==" in p for p in packages)
+    cell = install_cell("https://github.com/o/r", "0123456789abcdef", packages, trains=True)
+    compile(cell, "install", "exec")
+    assert '"rec11 @ git+https://github.com/o/r@0123456789abcdef"' in cell
+    assert "https://download.pytorch.org/whl/cpu" in cell and "train small models" in cell
+    assert "train small models" not in install_cell("https://github.com/o/r", "abc", packages, trains=False)
+
+
+def test_a_dependency_without_a_pin_is_an_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["torch>=2", "numpy"]\n')
+    (tmp_path / "requirements.txt").write_text("torch==2.13.0+cpu\n")
+    with pytest.raises(DownloadError, match="requirements.txt: no exact pin for numpy"):
+        pins(tmp_path)
+
+
+def test_links_to_the_published_book_and_to_colab():
+    config = SimpleNamespace(html_baseurl="", html_theme_options={
+        "repository_url": "https://github.com/CPSY1291/recitation-11", "path_to_docs": ""})
+    assert site_url(config) == "https://cpsy1291.github.io/recitation-11/"
+    assert colab_url(config, "book/further/vae") == \
+        "https://colab.research.google.com/github/CPSY1291/recitation-11/blob/notebooks/book/further/vae.ipynb"
+    config.html_baseurl = "https://courses.example.edu/rec11"
+    assert site_url(config) == "https://courses.example.edu/rec11/"

@@ -23,7 +23,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from rec11.book.pages import line_of
-from rec11.book.notebooks import GLUE_ROLE, paste_glue
+from rec11.book.plainmd import GLUE_ROLE, paste_glue
 
 logger = logging.getLogger(__name__)
 

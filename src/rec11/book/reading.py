@@ -251,6 +251,32 @@ def agenda_table(app: Sphinx, fromdoc: str, times: Times) -> nodes.table:
     return table
 
 
+def agenda_markdown(app: Sphinx, fromdoc: str, slides: bool) -> str:
+    """The ``{agenda}`` as a Markdown table, for the notebook downloads; links go to
+    the published pages (``rec11.book.notebooks.site_url``)."""
+    from rec11.book.notebooks import site_url
+
+    times, site = Times(app.env, Path(app.srcdir)), site_url(app.config)
+
+    def link(docname: str) -> str:
+        return f"[{_title(app.env, docname)}]({site}{docname}.html)"
+
+    header = ["page", "slides (min)", "core reading", "going further"] if slides else \
+        ["page", "reading time", "going further"]
+    rows = [header, ["---"] * len(header)]
+    for page in times.toc:
+        d = page.docname
+        if not times.counted(d) or (d == fromdoc and not slides):
+            continue
+        further = "; ".join(f"{link(f)} · {minutes_text(times.core(f))}" for f in page.further) or "–"
+        rows.append([link(d), f"{times.slide_minutes(d):g}", minutes_text(times.core(d)), further] if slides
+                    else [link(d), minutes_text(times.core(d)), further])
+    core, further = times.totals()
+    table = "\n".join("| " + " | ".join(row) + " |" for row in rows)
+    return (f"{table}\n\nThe chapter's core reads in about {minutes_text(core)}; the going-further pages "
+            f"add {minutes_text(further)}.")
+
+
 def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     times = Times(app.env, Path(app.srcdir))
     for node in list(doctree.findall(agenda_node)):

@@ -1,0 +1,94 @@
+"""A page's MyST markdown becomes plain Markdown that any notebook tool renders."""
+
+import re
+
+import pytest
+
+from rec11.book.plainmd import Context, convert
+
+SITE = "https://example.github.io/book/"
+
+
+def context(**kw):
+    problems = []
+    base = dict(docname="book/vae", site=SITE, labels={"sec-kl": ("book/three-details", "sec-kl")},
+                facts={"final_date": "Tue 12/1"}, handout="handout.pdf",
+                warn=lambda line, message: problems.append((line, message)))
+    base.update(kw)
+    return Context(**base), problems
+
+
+def test_slides_unwrap_and_instructor_notes_go():
+    text = ":::{slide}\nThe KL is a **gap**.\n:::\n\nProse.\n\n:::{instructor-note}\n:slide: KL\n:minutes: 3\n\nSay it twice.\n:::\n"
+    out = convert(text, context()[0])
+    assert out == "The KL is a **gap**.\n\nProse."
+
+
+def test_labels_and_comments_go_and_links_point_at_the_published_pages():
+    text = ("(sec-vae)=\n## The VAE\n\n% a note to ourselves\n"
+            "See [the details](sec-kl), [the VAE page](../vae.md#loss) and [PyTorch](https://pytorch.org).\n"
+            "Also [the further page](further/vae.md) spans\n[two\nlines](sec-kl).")
+    out = convert(text, context()[0])
+    assert "(sec-vae)=" not in out and "% a note" not in out
+    assert "[the details](https://example.github.io/book/book/three-details.html#sec-kl)" in out
+    assert "[the VAE page](https://example.github.io/book/vae.html#loss)" in out
+    assert "[PyTorch](https://pytorch.org)" in out
+    assert "[the further page](https://example.github.io/book/book/further/vae.html)" in out
+    assert "[two\nlines](https://example.github.io/book/book/three-details.html#sec-kl)" in out
+
+
+def test_exercises_become_headings_and_solutions_details():
+    text = ("## Exercises\n\n::::{exercise}\n:label: ex-a\n\n:::{slide}\nWhy $\\sqrt{d_k}$?\n:::\n::::\n\n"
+            ":::{solution} ex-a\n:class: dropdown\n\nBecause **variance**.\n:::\n")
+    out = convert(text, context()[0])
+    assert out.startswith("## Exercises\n\n### Exercise 1\n\nWhy $\\sqrt{d_k}$?")
+    assert "<details>\n<summary>Answer to Exercise 1</summary>\n\nBecause **variance**.\n\n</details>" in out
+    assert ":::" not in out and "{" + "solution}" not in out
+
+
+def test_admonitions_become_quotes_and_dropdowns_details():
+    out = convert(":::{note}\nOne line.\n\nTwo.\n:::\n\n:::{tip} Read this\n:class: dropdown\n\nHidden.\n:::", context()[0])
+    assert out.startswith("> **Note**\n>\n> One line.\n>\n> Two.")
+    assert "<details>\n<summary>Read this</summary>\n\nHidden.\n\n</details>" in out
+
+
+def test_roles_facts_and_glue_are_filled_in():
+    ctx, problems = context(glue=lambda key: {"text/plain": "0.25"} if key == "kl" else {})
+    out = convert("KL {glue:text}`kl:.1f` by {{ final_date }}; {handout}`the handout`.", ctx)
+    assert out == "KL 0.2 by Tue 12/1; [the handout](https://example.github.io/book/handout.pdf)."
+    assert problems == []
+
+
+def test_code_blocks_are_left_as_written():
+    text = "Before.\n\n```python\nx = {glue:text}`kl`  # [a](b.md)\n```\n"
+    assert convert(text, context()[0]) == "Before.\n\n```python\nx = {glue:text}`kl`  # [a](b.md)\n```"
+
+
+def test_what_cannot_be_rendered_is_reported_with_its_line():
+    ctx, problems = context()
+    convert("Intro.\n\n:::{mystery}\nBody.\n:::\n\nSee {term}`ELBO` and {glue:text}`nope`.", ctx, first_line=40)
+    assert (42, "the notebook download cannot render the {mystery} directive") in problems
+    assert (46, "the notebook download cannot render the {term} role") in problems
+    assert any(line == 46 and "nope" in message for line, message in problems)
+
+
+def test_agenda_and_literalinclude(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_text("import os\n\n\ndef f(x):\n    return x + 1\n\n\ndef g():\n    pass\n")
+    (tmp_path / "book").mkdir()
+    ctx, problems = context(book=tmp_path, agenda=lambda doc, slides: f"| agenda of {doc} {slides} |")
+    out = convert("```{agenda}\n:slides:\n```\n\n```{literalinclude} ../src/m.py\n:pyobject: f\n```", ctx)
+    assert out == "| agenda of book/vae True |\n\n```python\ndef f(x):\n    return x + 1\n```"
+    assert problems == []
+
+
+@pytest.mark.parametrize("page", ["attention.md", "vae.md", "exercises.md", "further/exercise-2.md", "index.md"])
+def test_the_book_pages_convert_without_markup(root, page):
+    text = (root / "book" / page).read_text()
+    body = re.sub(r"```\{code-cell\}.*?\n```", "", text.split("---", 2)[2] if text.startswith("---") else text,
+                  flags=re.S)
+    ctx, problems = context(docname=f"book/{page[:-3]}", book=root, agenda=lambda doc, slides: "| agenda |")
+    out = convert(body, ctx)
+    assert not [p for p in problems if "glued value" not in p[1]], problems
+    for markup in (":::", "{slide}", "{instructor-note}", "{exercise}", "{solution}", ")=\n", "{handout}"):
+        assert markup not in out, f"{page}: {markup!r} left in the notebook's markdown"
