@@ -94,14 +94,14 @@ MARKUP = {
     "a link to a label or a .md page": re.compile(r"\]\((?!https?:)[^)]*(\.md\b|^sec-)|\]\(sec-"),
     "a comment": re.compile(r"^%", re.M),
 }
-NOTE = re.compile(r"^(:{3,})\{instructor-note\}[^\n]*\n(?:^:[\w-]+:.*\n)*\n?(.*?)^\1\s*$", re.M | re.S)
+NOTE = re.compile(r"^(:{3,})\{instructor-note\}[^\n]*\n(?:^:[\w-]+:[^\n]*\n)*\n?(.*?)^\1[ \t]*$", re.M | re.S)
 
 
 def test_downloads_read_as_the_pages_do_with_no_markup_and_no_instructor_notes(rebuilt, root):
     notes = []
     for page in sorted((root / "book").rglob("*.md")):
-        notes += [body.split("\n\n")[0].strip() for _, body in NOTE.findall(page.read_text())]
-    assert len(notes) >= 10, "the test found no instructor notes to look for"
+        notes += [body.strip().split("\n\n")[0].strip() for _, body in NOTE.findall(page.read_text())]
+    assert len(notes) >= 10 and all(len(note) > 40 for note in notes), f"the test misread the notes: {notes}"
     for rel, path in downloads(rebuilt).items():
         nb = nbformat.read(path, as_version=4)
         text = "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
@@ -111,6 +111,13 @@ def test_downloads_read_as_the_pages_do_with_no_markup_and_no_instructor_notes(r
         for note in notes:
             assert note[:80] not in text, f"{rel}: an instructor note in a student's notebook: {note[:80]!r}"
         assert "instructor-note" not in text, rel
+    # The .md download of every page, with code or without, is plain Markdown too.
+    for path in sorted((rebuilt / "html" / "_sources").rglob("*.md")):
+        text = path.read_text()
+        for what, pattern in MARKUP.items():
+            found = pattern.search(text)
+            assert not found, f"{path.name}: {what} in the .md download: {text[max(0, found.start() - 60):found.end() + 60]!r}"
+        assert not any(note[:80] in text for note in notes), f"{path.name}: an instructor note in the .md download"
 
 
 def test_the_install_cell_names_the_commit_the_site_was_built_from(rebuilt, root):
@@ -171,6 +178,7 @@ def test_a_trained_page_runs_in_a_fresh_venv_through_its_install_cell(rebuilt, f
                       .replace(f'"--extra-index-url", "{TORCH_INDEX}",', ""))
     home, folder = fresh_venv / "home", fresh_venv / "notebook"
     folder.mkdir()
+    home.mkdir()
     monkeypatch.setenv("HOME", str(home))  # an empty model cache: ~/.cache/rec11
     monkeypatch.setenv("JUPYTER_PATH", str(fresh_venv / "jupyter" / "share" / "jupyter"))
     for name in ("REC11_CACHE_DIR", "REC11_QUIET_TRAINING", "PYTHONPATH", "VIRTUAL_ENV"):

@@ -1,0 +1,164 @@
+"""Build the book strictly, then export its figures.
+
+    python -m rec11.book.build [--book DIR] [--out DIR] [--figures DIR]
+
+Runs ``jupyter-book build`` with warnings as errors (``-W``), nitpicky references
+(``-n``) and ``--keep-going`` so that one run lists every problem, each with its
+file and line. Execution errors stop the build too (``nb_execution_raise_on_error``
+in ``_config.yml``). Afterwards every named figure is written to the figures folder
+as SVG and PNG, and a one-line summary says how many pages executed and how many
+came from the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rec11.book.notebooks import executed_notebooks
+
+EXECUTED = re.compile(r"^(?P<page>\S+?)(\.md)?: Executing notebook using", re.M)
+CACHED = re.compile(r"^(?P<page>\S+?)(\.md)?: Using cached notebook", re.M)
+
+
+def jupyter_book() -> list[str]:
+    """Jupyter Book's command line, started without its slow optional imports (rec11.book.quickstart)."""
+    return [sys.executable, "-m", "rec11.book.quickstart"]
+
+
+def build(book: Path, out: Path, extra: tuple[str, ...] = ()) -> tuple[int, str]:
+    """Run the strict build; return (exit code, everything it printed)."""
+    cmd = [*jupyter_book(), "build", str(book), "--path-output", str(out), "-W", "-n", "--keep-going", *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in proc.stdout:  # stream, so a long build shows progress
+        sys.stdout.write(line)
+        lines.append(line)
+    return proc.wait(), "".join(lines)
+
+
+def execution_summary(log: str) -> dict[str, list[str]]:
+    """Which pages ran their cells and which were served from the cache."""
+    return {
+        "executed": sorted({m["page"] for m in EXECUTED.finditer(log)}),
+        "cached": sorted({m["page"] for m in CACHED.finditer(log)}),
+    }
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+FAILED_CELL = re.compile(
+    r"^(?P<path>\S+?\.md): WARNING: Executing notebook failed.*?"
+    r"executing the following cell:\n-{18}\n(?P<source>.*?)\n-{18}\n(?P<trace>.*?)(?=^\S+Error: /|\Z)",
+    re.M | re.S,
+)
+
+
+def failed_cells(log: str) -> list[str]:
+    """``file:line: error`` for each cell that raised, with the line of the page it is on.
+
+    nbclient reports the failing cell's source and the line within the cell; this
+    finds that cell in the markdown page, so the message points at the page's line.
+    """
+    messages = []
+    for match in FAILED_CELL.finditer(ANSI.sub("", log)):
+        path, source, trace = Path(match["path"]), match["source"], match["trace"]
+        errors = re.findall(r"^(\w+(?:Error|Exception|Interrupt)\b.*)$", trace, re.M)
+        in_cell = re.search(r"line (\d+)", trace)
+        line = "?"
+        if path.is_file() and source.strip():
+            text = path.read_text()
+            at = text.find(source.strip())  # the whole cell: a first line alone may repeat
+            at = at if at >= 0 else text.find(source.strip().splitlines()[0])
+            if at >= 0:
+                line = text.count("\n", 0, at) + (int(in_cell[1]) if in_cell else 1)
+        messages.append(f"{path}:{line}: a code cell raised {errors[-1] if errors else 'an error'}")
+    return messages
+
+
+class FigureError(ValueError):
+    pass
+
+
+def _line_in_page(page: Path, source: str) -> str:
+    text = page.read_text() if page.is_file() else ""
+    at = text.find(source.strip()) if source.strip() else -1
+    return str(text.count("\n", 0, at) + 1) if at >= 0 else "?"
+
+
+def export_figures(build: Path, figures: Path, book: Path) -> list[Path]:
+    """Write each named figure of the executed notebooks to ``figures/NAME.{svg,png}``.
+
+    A figure needs ``mystnb: figure: name:`` for a stable file name, and an SVG
+    output (``rec11.style.setup_page()`` turns it on); without either it is an error
+    that names the page and line. Files of figures that no longer exist are removed,
+    so the folder always matches the book.
+    """
+    written, seen = [], {}
+    for relative, nb in executed_notebooks(build):
+        page = book / relative
+        for cell in nb.cells:
+            images = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+            if cell["cell_type"] != "code" or not images:
+                continue
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            where = f"{page}:{_line_in_page(page, source)}"
+            name = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("name")
+            if not name:
+                raise FigureError(f"{where}: this code cell draws a figure without `mystnb: figure: name:`")
+            if name in seen:
+                raise FigureError(f"{where}: figure name {name!r} is already used at {seen[name]}")
+            data = images[-1]["data"]
+            if "image/svg+xml" not in data:
+                raise FigureError(f"{where}: figure {name!r} has no SVG output; call rec11.style.setup_page() first")
+            seen[name] = where
+            figures.mkdir(parents=True, exist_ok=True)
+            png, svg = figures / f"{name}.png", figures / f"{name}.svg"
+            png.write_bytes(base64.b64decode(data["image/png"]))
+            svg_text = data["image/svg+xml"]
+            svg.write_text("".join(svg_text) if isinstance(svg_text, list) else svg_text)
+            written += [png, svg]
+    keep = {p.name for p in written}
+    for old in figures.glob("*"):
+        if old.name not in keep and old.suffix in {".png", ".svg"}:
+            old.unlink()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--book", type=Path, default=Path("."), help="folder with _config.yml and _toc.yml")
+    parser.add_argument("--out", type=Path, default=None, help="build output root (default: the book folder)")
+    parser.add_argument("--figures", type=Path, default=None, help="figure export folder (default: BOOK/figures)")
+    args = parser.parse_args(argv)
+    out = args.out or args.book
+    start = time.perf_counter()
+    code, log = build(args.book, out)
+    summary = execution_summary(log)
+    seconds = time.perf_counter() - start
+    print(
+        f"\nrec11: {len(summary['executed'])} page(s) executed {summary['executed']}, "
+        f"{len(summary['cached'])} from the cache; {seconds:.1f} s"
+    )
+    if code != 0:
+        for message in failed_cells(log):
+            print(f"rec11: {message}", file=sys.stderr)
+        reports = out / "_build" / "html" / "reports"
+        print(f"rec11: the build FAILED (exit {code}); see the warnings above" +
+              (f" and the execution reports in {reports}" if reports.is_dir() else ""), file=sys.stderr)
+        return code
+    try:
+        written = export_figures(out / "_build", args.figures or args.book / "figures", args.book)
+    except FigureError as err:
+        print(f"rec11: {err}", file=sys.stderr)
+        return 1
+    print(f"rec11: exported {len(written)} figure files to {args.figures or args.book / 'figures'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""How long ``make preview`` takes from saving a prose edit to the new page on disk.
+
+    python -m rec11.book.previewtime [--book DIR] [--runs 3]
+
+Starts the preview server on a free port (``python -m rec11.book.preview``), waits for
+its first build, then, ``runs`` times: saves a one-word prose edit to a page, and times
+from the save to the moment the page's HTML on disk carries the new word; then puts the
+sentence back (and waits for that rebuild too). The book folder is left as it was.
+Used by ``make bench`` (in its clone); reported, not asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PAGE = "book/attention.md"
+SENTENCE = ("Attention is the part everything else", "Attention is the {word} part everything else")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, timeout: float, poll: float = 0.01) -> float:
+    start = time.perf_counter()
+    while not predicate():
+        if time.perf_counter() - start > timeout:
+            raise TimeoutError
+        time.sleep(poll)
+    return time.perf_counter() - start
+
+
+def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: dict | None = None) -> list[float]:
+    """Seconds from each save to the new HTML on disk."""
+    source = book / PAGE
+    html = book / "_build" / "html" / PAGE.replace(".md", ".html")
+    original = source.read_text()
+    assert SENTENCE[0] in original, f"{source}: the benchmark's sentence is gone; update previewtime.SENTENCE"
+    port = free_port()
+    cmd = command or [sys.executable, "-m", "rec11.book.preview", "--book", str(book), "--port", str(port)]
+    log = open(book / "_build" / "preview-bench.log", "w") if (book / "_build").is_dir() else subprocess.DEVNULL
+    proc = subprocess.Popen(cmd, cwd=book, stdout=log, stderr=subprocess.STDOUT, env=env or os.environ.copy())
+    times = []
+    try:
+        import urllib.request
+
+        def up():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/{PAGE.replace('.md', '.html')}", timeout=1):
+                    return True
+            except OSError:
+                return False
+
+        wait_for(up, timeout=300, poll=0.2)
+        time.sleep(1.0)  # let the watcher settle
+        for run in range(runs):
+            word = f"previewrun{run}"
+            source.write_text(original.replace(SENTENCE[0], SENTENCE[1].format(word=word), 1))
+            saved = time.perf_counter()
+            wait_for(lambda: html.is_file() and word in html.read_text(errors="ignore"), timeout=120)
+            times.append(time.perf_counter() - saved)
+            source.write_text(original)
+            wait_for(lambda: word not in html.read_text(errors="ignore"), timeout=120)
+            time.sleep(0.5)
+    finally:
+        source.write_text(original)
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return times
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--book", type=Path, default=Path("."))
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    times = measure(args.book.resolve(), args.runs)
+    print(f"preview: save to new HTML on disk: {', '.join(f'{t:.2f}' for t in times)} s; "
+          f"median {statistics.median(times):.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

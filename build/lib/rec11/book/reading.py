@@ -1,0 +1,297 @@
+"""Reading time, computed from the pages, never written by hand.
+
+A page's reading time is what a student reads on it:
+
+* its prose, at ``WORDS_PER_MINUTE``: paragraphs, lists, tables, captions, exercise
+  answers and math, but not instructor notes, code, or the alt text of figures;
+* ``SECONDS_PER_FIGURE`` for every figure;
+* ``SECONDS_PER_CELL`` for every code cell whose code is shown (a cell whose input
+  is hidden behind "Show code" or removed does not count; its figures do).
+
+A page's **core** is the page itself. Its **going further** pages are the pages
+listed under it in ``_toc.yml`` (``sections:``), kept in ``book/further/``
+(``rec11.book.notes.toc_chapters``). Every
+page shows its reading time under its title, the ``{agenda}`` directive lists the
+chapter with the time of each page, and ``{agenda}`` with ``:slides:`` adds the
+minutes the instructor notes give each page's slides. A page whose front matter says
+``audience: instructors`` is not counted in the chapter's total.
+
+Sphinx-side code: docutils and Sphinx only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+from rec11.book.notes import toc_chapters
+from rec11.book.pages import keep_per_page
+from rec11.book.slides import deck_links  # each slide of a page, linked in the deck
+
+WORDS_PER_MINUTE = 200
+SECONDS_PER_FIGURE = 20
+SECONDS_PER_CELL = 10
+HIDDEN_INPUT = {"all", "input", "input+output"}
+HIDDEN_OUTPUT = {"all", "output", "input+output"}
+
+
+@dataclass(frozen=True)
+class Reading:
+    words: int = 0
+    figures: int = 0
+    cells: int = 0
+
+    @property
+    def seconds(self) -> float:
+        return self.words * 60 / WORDS_PER_MINUTE + self.figures * SECONDS_PER_FIGURE + self.cells * SECONDS_PER_CELL
+
+    @property
+    def minutes(self) -> float:
+        return self.seconds / 60
+
+
+def minutes_text(minutes: float) -> str:
+    """Whole minutes, at least 1: a reader plans in minutes, not seconds."""
+    return f"{max(1, round(minutes))} min"
+
+
+def _skipped(node: nodes.Element) -> bool:
+    """Parts of a page a student does not read as prose."""
+    classes = node.get("classes", [])
+    return (
+        "instructor-note" in classes
+        or isinstance(node, (nodes.literal_block, nodes.raw, nodes.comment, nodes.system_message))
+        or node.get("nb_element") == "cell_code_source"
+    )
+
+
+def count(doctree: nodes.Node, mime_priority: list[str] = ()) -> Reading:
+    """The words, figures and visible code cells of a page.
+
+    An output the notebook holds in several formats (a figure as PNG and SVG, a table
+    as Markdown and plain text) is counted once, in the format the page will show:
+    the first of ``mime_priority`` it has (else its first).
+    """
+    words = figures = cells = 0
+
+    def shown(bundle: nodes.Element) -> list[nodes.Node]:
+        types = [child.get("mime_type") for child in bundle.children]
+        best = next((t for t in mime_priority if t in types), types[0] if types else None)
+        return [child for child in bundle.children if child.get("mime_type") == best][:1]
+
+    def walk(node: nodes.Node, output_hidden: bool, in_cell: bool) -> None:
+        nonlocal words, figures, cells
+        if isinstance(node, nodes.Text):
+            words += len(node.astext().split())
+            return
+        if not isinstance(node, nodes.Element) or _skipped(node):
+            if isinstance(node, nodes.literal_block) and not in_cell:
+                cells += 1  # a code listing in the text is read like a code cell
+            return
+        if isinstance(node, nodes.image):
+            figures += not output_hidden
+            return
+        if node.get("nb_element") == "cell_code":
+            in_cell = True
+            mode = node.get("hide_mode")
+            shows_input = mode not in HIDDEN_INPUT and any(
+                child.get("nb_element") == "cell_code_source" for child in node.children
+            )
+            cells += shows_input
+            output_hidden = output_hidden or mode in HIDDEN_OUTPUT
+            if output_hidden:
+                return  # a hidden output is not read either
+        children = shown(node) if node.get("nb_element") == "mime_bundle" else node.children
+        for child in children:
+            walk(child, output_hidden, in_cell)
+
+    walk(doctree, False, False)
+    return Reading(words, figures, cells)
+
+
+# --- Sphinx: count, show under the title, list in {agenda} ---------------------------
+
+
+class agenda_node(nodes.General, nodes.Element):
+    """Replaced by the chapter's list once every page has been read."""
+
+
+class Agenda(SphinxDirective):
+    """``{agenda}``: the chapter's pages with their reading times (``:slides:`` adds
+    the instructor notes' minutes for each page and the ratio)."""
+
+    option_spec = {"slides": lambda arg: True}
+
+    def run(self):
+        node = agenda_node(slides="slides" in self.options)
+        self.set_source_info(node)
+        return [node]
+
+
+def record(app: Sphinx, doctree: nodes.document) -> None:
+    from myst_nb.core.render import get_mime_priority
+
+    priority = get_mime_priority(app.builder.name, app.config.nb_mime_priority_overrides)
+    app.env.rec11_reading[app.env.docname] = count(doctree, priority)
+
+
+class Times:
+    """Reading times of the pages of one build, from its environment and its toc."""
+
+    def __init__(self, env, book: Path):
+        self.env = env
+        self.toc = toc_chapters(book)
+        self.parent = {f: page.docname for page in self.toc for f in page.further}
+
+    def core(self, docname: str) -> float:
+        return self.env.rec11_reading.get(docname, Reading()).minutes
+
+    def further(self, docname: str) -> float:
+        page = next((p for p in self.toc if p.docname == docname), None)
+        return sum(self.core(f) for f in page.further) if page else 0.0
+
+    def counted(self, docname: str) -> bool:
+        """In the chapter's total: a student page that is not a going-further page."""
+        meta = self.env.metadata.get(docname, {})
+        return docname not in self.parent and meta.get("audience") != "instructors"
+
+    def core_pages(self) -> list[str]:
+        return [p.docname for p in self.toc if self.counted(p.docname)]
+
+    def totals(self) -> tuple[float, float]:
+        pages = self.core_pages()
+        return sum(self.core(d) for d in pages), sum(self.further(d) for d in pages)
+
+    def slide_minutes(self, docname: str) -> float:
+        return sum(m for _, m, _ in getattr(self.env, "rec11_notes", {}).get(docname, []))
+
+    def header(self, docname: str) -> str:
+        if docname in self.parent:
+            return f"Going further · reading time {minutes_text(self.core(docname))}"
+        text = f"Reading time {minutes_text(self.core(docname))}"
+        if self.further(docname):
+            text += f" · going further {minutes_text(self.further(docname))} more"
+        return text
+
+
+def _title(env, docname: str) -> str:
+    title = env.titles.get(docname)
+    return title.astext() if title is not None else docname
+
+
+def _link(app: Sphinx, fromdoc: str, docname: str) -> nodes.reference:
+    uri = app.builder.get_relative_uri(fromdoc, docname)
+    return nodes.reference("", _title(app.env, docname), internal=True, refuri=uri)
+
+
+def agenda_list(app: Sphinx, fromdoc: str, times: Times) -> list[nodes.Node]:
+    """The chapter as a list grouped by part: each page, its time, its going further."""
+    out, current, part_list = [], object(), None
+    for page in times.toc:
+        if page.docname == fromdoc or not times.counted(page.docname):
+            continue
+        if page.part != current:
+            current = page.part
+            if page.part:
+                out.append(nodes.paragraph("", "", nodes.strong(text=page.part)))
+            part_list = nodes.bullet_list()
+            out.append(part_list)
+        item = nodes.paragraph("", "", _link(app, fromdoc, page.docname),
+                               nodes.Text(f" · {minutes_text(times.core(page.docname))}"))
+        for further in page.further:
+            item += nodes.Text("; ")
+            item += _link(app, fromdoc, further)
+            item += nodes.Text(f" · {minutes_text(times.core(further))}")
+        part_list += nodes.list_item("", item)
+    core, further = times.totals()
+    out.append(nodes.paragraph(
+        "", f"The chapter's core reads in about {minutes_text(core)}; the going-further pages "
+        f"add {minutes_text(further)}. Times count prose at {WORDS_PER_MINUTE} words a minute, "
+        f"{SECONDS_PER_FIGURE} s a figure and {SECONDS_PER_CELL} s a code cell."))
+    return out
+
+
+def agenda_table(app: Sphinx, fromdoc: str, times: Times) -> nodes.table:
+    """For instructors: each page's slide minutes beside its core reading time."""
+    header = ["page", "slides (min)", "core reading", "ratio", "going further"]
+    table = nodes.table(classes=["rec11-reading-plan"])
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    group.extend(nodes.colspec(colwidth=1) for _ in header)
+    thead, tbody = nodes.thead(), nodes.tbody()
+    group += [thead, tbody]
+
+    def row(cells):
+        r = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            entry += cell if isinstance(cell, (nodes.Element, list)) else nodes.paragraph(text=str(cell))
+            r += entry
+        return r
+
+    thead += row(header)
+    for page in times.toc:
+        d = page.docname
+        if not times.counted(d):
+            continue
+        slides, core = times.slide_minutes(d), times.core(d)
+        ratio = f"{core / slides:.2f}" if slides else "–"
+        further = minutes_text(times.further(d)) if page.further else "–"
+        page_cell = [nodes.paragraph("", "", _link(app, fromdoc, d)), *deck_links(app.env, fromdoc, d)]
+        tbody += row([page_cell, f"{slides:g}",
+                      minutes_text(core), ratio, further])
+    core, further = times.totals()
+    slides = sum(times.slide_minutes(d) for d in times.core_pages())
+    tbody += row(["total", f"{slides:g}", minutes_text(core), f"{core / slides:.2f}" if slides else "–",
+                  minutes_text(further)])
+    return table
+
+
+def agenda_markdown(app: Sphinx, fromdoc: str, slides: bool) -> str:
+    """The ``{agenda}`` as a Markdown table, for the notebook downloads; links go to
+    the published pages (``rec11.book.notebooks.site_url``)."""
+    from rec11.book.notebooks import site_url
+
+    times, site = Times(app.env, Path(app.srcdir)), site_url(app.config)
+
+    def link(docname: str) -> str:
+        return f"[{_title(app.env, docname)}]({site}{docname}.html)"
+
+    header = ["page", "slides (min)", "core reading", "going further"] if slides else \
+        ["page", "reading time", "going further"]
+    rows = [header, ["---"] * len(header)]
+    for page in times.toc:
+        d = page.docname
+        if not times.counted(d) or (d == fromdoc and not slides):
+            continue
+        further = "; ".join(f"{link(f)} · {minutes_text(times.core(f))}" for f in page.further) or "–"
+        rows.append([link(d), f"{times.slide_minutes(d):g}", minutes_text(times.core(d)), further] if slides
+                    else [link(d), minutes_text(times.core(d)), further])
+    core, further = times.totals()
+    table = "\n".join("| " + " | ".join(row) + " |" for row in rows)
+    return (f"{table}\n\nThe chapter's core reads in about {minutes_text(core)}; the going-further pages "
+            f"add {minutes_text(further)}.")
+
+
+def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    times = Times(app.env, Path(app.srcdir))
+    for node in list(doctree.findall(agenda_node)):
+        node.replace_self(agenda_table(app, docname, times) if node["slides"] else agenda_list(app, docname, times))
+    section = next(doctree.findall(nodes.section), None)
+    if section is not None and docname in app.env.rec11_reading:
+        title = section.next_node(nodes.title)
+        line = nodes.paragraph("", times.header(docname), classes=["rec11-reading-time"])
+        title.parent.insert(title.parent.index(title) + 1, line)
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_node(agenda_node)
+    app.add_directive("agenda", Agenda)
+    keep_per_page(app, "rec11_reading")
+    app.connect("doctree-read", record)
+    app.connect("doctree-resolved", resolve)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -1,0 +1,125 @@
+"""Train once, reuse everywhere: a disk cache for trained models.
+
+A cached model is keyed by its name, its config, the number of threads it was trained
+on (see below), the seed shift ``$REC11_SEED`` (``rec11.seeds``) and the hash of the
+package code it depends on (the module that defines it, the module that trains it, and
+every ``rec11`` module those import). Editing what that code does retrains the model;
+editing its comments or docstrings, a page's prose or a plot, does not.
+
+Nothing in the key names the machine. Another CPU (AVX-512, AVX2, Apple silicon), BLAS
+code path or thread count trains other weights from the same seed, so the pages claim
+only what holds for any fair retraining (``rec11_tools.robustness`` checks that).
+
+The cache lives in ``$REC11_CACHE_DIR`` if set, else in ``.cache/models`` at the root
+of the book (found by walking up from the working directory to ``_config.yml``), else
+in ``~/.cache/rec11``.
+
+A model trained on a cache miss says so, with its training time: in a downloaded
+notebook that is the reader's only sign of a slow first run. The book's build sets
+``$REC11_QUIET_TRAINING`` (``rec11.book.notebooks``), so that a page shows the same
+outputs whether its models were cached or not.
+
+Training runs on ``$REC11_TRAIN_THREADS`` intra-op threads, default two, whatever the
+page set for its own cells: a build executes
+one page at a time, so while a page trains, the second core is otherwise idle, and a
+training batch is large enough to use it (the tiny GPT trains in 0.6 of the time).
+The number is fixed rather than "all cores" because it changes the float rounding,
+and with it the trained weights: a 4-core runner must train the model the pages
+were checked against, and so must a kernel confined to one core (two threads there
+are slower, but give the same weights). For the same reason it is part of the key: the
+unit tests train on one thread, and their copy of a model must not stand in for the
+pages'.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterable
+
+import torch
+
+from rec11 import seeds
+from rec11.sources import PACKAGE, book_root, code_hash
+
+
+def cache_dir() -> Path:
+    if os.environ.get("REC11_CACHE_DIR"):
+        return Path(os.environ["REC11_CACHE_DIR"])
+    root = book_root()
+    return root / ".cache" / "models" if root else Path.home() / ".cache" / "rec11"
+
+
+def _config_dict(config) -> dict:
+    return dataclasses.asdict(config) if dataclasses.is_dataclass(config) else dict(config)
+
+
+def cache_key(name: str, config, modules: Iterable[str], threads: int) -> str:
+    payload = json.dumps(
+        {"name": name, "config": _config_dict(config), "threads": threads, "seed_shift": seeds.shift(),
+         "code": code_hash(modules)},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def training_threads() -> int:
+    """Intra-op threads for training: ``$REC11_TRAIN_THREADS``, else 2, on any machine."""
+    return max(1, int(os.environ.get("REC11_TRAIN_THREADS", "2")))
+
+
+@contextmanager
+def _threads(n: int):
+    """Run the block with torch on n intra-op threads, then restore the caller's number."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def load_or_train(
+    name: str,
+    config,
+    make: Callable[[], torch.nn.Module],
+    train: Callable[[torch.nn.Module], dict],
+    extra_modules: Iterable[str] = (),
+):
+    """Return ``(model, info)``, training with ``train(model)`` only on a cache miss.
+
+    ``info`` is whatever ``train`` returned (loss curves, timings): plain Python
+    data, saved beside the weights so that pages can plot training history
+    without retraining. The model comes back in eval mode.
+    """
+    model = make()
+    modules = {type(model).__module__, inspect.getmodule(train).__name__, *extra_modules}
+    modules = {m for m in modules if m.split(".")[0] == PACKAGE}
+    threads = training_threads()
+    path = cache_dir() / f"{name}-{cache_key(name, config, modules, threads)}.pt"
+    if path.is_file():
+        saved = torch.load(path, weights_only=True)
+        model.load_state_dict(saved["state_dict"])
+        return model.eval(), json.loads(saved["info"])
+    announce = not os.environ.get("REC11_QUIET_TRAINING")  # the book's build sets it: pages stay the same
+    if announce:
+        print(f"Training {name} on this computer's CPU, once: later runs load it from {path.parent}.",
+              flush=True)
+    start = time.perf_counter()
+    with _threads(threads):
+        info = train(model)
+    if announce:
+        print(f"Trained {name} in {time.perf_counter() - start:.0f} s.", flush=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    # info travels as JSON so that torch.load can stay weights_only
+    torch.save({"state_dict": model.state_dict(), "info": json.dumps(info)}, tmp)
+    tmp.replace(path)  # atomic: a half-written file is never read as a cache hit
+    return model.eval(), info

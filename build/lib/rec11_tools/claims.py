@@ -1,0 +1,140 @@
+"""Run pages and record every claim they assert, held or not, instead of stopping at the first.
+
+    python -m rec11_tools.claims [--json OUT] [PAGE.md ...]    # default: every page in _toc.yml
+
+A page protects each sentence about its run with ``assert condition, "page (figure):
+'the sentence'"``. Run in the build, the first false one stops the page. Here each
+page runs in a fresh kernel whose ``assert`` statements are rewritten (an IPython AST
+transformer) to record ``(held, message)`` and go on, so one false claim does not hide
+the next; a cell that raises for another reason is recorded and the page goes on too.
+Pages run in the order given, sharing the model cache (``$REC11_CACHE_DIR``), as in a
+build. The robustness matrix (``rec11_tools.robustness``) runs this once per variant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+# Run in the kernel before the page's first cell.
+SOFT_ASSERTS = '''
+import ast as _rec11_ast
+
+_rec11_claims = []
+
+
+def _rec11_claim(held, message):
+    _rec11_claims.append([bool(held), str(message)])
+
+
+class _Rec11SoftAsserts(_rec11_ast.NodeTransformer):
+    active = True  # off for a cell that raises on purpose (tag raises-exception)
+
+    def visit_Assert(self, node):
+        self.generic_visit(node)
+        if not self.active:
+            return node
+        message = node.msg or _rec11_ast.Constant(_rec11_ast.unparse(node.test))
+        call = _rec11_ast.Call(_rec11_ast.Name("_rec11_claim", _rec11_ast.Load()),
+                               [node.test, message], [])
+        return _rec11_ast.copy_location(_rec11_ast.Expr(call), node)
+
+
+_rec11_soft = _Rec11SoftAsserts()
+get_ipython().ast_transformers.append(_rec11_soft)
+'''
+REPORT = "import json as _rec11_json; print(_rec11_json.dumps(_rec11_claims))"
+ENVIRONMENT = ("import json as _rec11_json, torch as _rec11_torch; print(_rec11_json.dumps("
+               "{'capability': _rec11_torch.backends.cpu.get_cpu_capability(), "
+               "'torch': _rec11_torch.__version__}))")
+
+
+def _stdout(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+
+
+def run_page(page: Path, timeout: int = 1800) -> dict:
+    """{claims: [[held, message], ...], errors: [{line, error}], glued: {name: text}, seconds}.
+
+    One page, in a fresh kernel, with soft asserts; ``glued`` holds the page's glued values.
+    """
+    import nbformat
+    from myst_nb.core.read import read_myst_markdown_notebook
+    from nbclient import NotebookClient
+
+    from rec11.book.pages import parse_cells
+
+    nb = read_myst_markdown_notebook(page.read_text())
+    lines = [line for line, _, _ in parse_cells(page.read_text())]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    cell_line = {id(c): (lines[i] if i < len(lines) else 0) for i, c in enumerate(code)}
+    cells = [nbformat.v4.new_code_cell(SOFT_ASSERTS)]
+    for cell in nb.cells:
+        on_purpose = "raises-exception" in cell.metadata.get("tags", [])
+        if on_purpose:  # its assert is meant to fail, as in the build
+            cells.append(nbformat.v4.new_code_cell("_rec11_soft.active = False"))
+        cells.append(cell)
+        if on_purpose:
+            cells.append(nbformat.v4.new_code_cell("_rec11_soft.active = True"))
+    nb.cells = [*cells, nbformat.v4.new_code_cell(REPORT)]
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(page.parent)}})
+    start = time.perf_counter()
+    client.execute()
+    errors, glued = [], {}
+    for cell in code:
+        for out in cell.outputs:
+            record = out.get("metadata", {}).get("scrapbook", {})
+            text = out.get("data", {}).get(record.get("mime_prefix", "") + "text/plain")
+            if record.get("name") and text is not None:
+                glued[record["name"]] = text[:200]
+            if out.get("output_type") == "error" and "raises-exception" not in cell.metadata.get("tags", []):
+                errors.append({"line": cell_line[id(cell)], "error": f"{out['ename']}: {out['evalue']}"[:300]})
+    report = _stdout(nb.cells[-1]).strip().splitlines()
+    claims = json.loads(report[-1]) if report else []
+    return {"claims": claims, "errors": errors, "glued": glued, "seconds": time.perf_counter() - start}
+
+
+def environment() -> dict:
+    """What the kernels of this process run on: torch's CPU capability and version."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", ENVIRONMENT], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def main(argv=None) -> int:
+    from rec11.book.execute import book_pages
+    from rec11.sources import book_root
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pages", nargs="*", type=Path, help="MyST pages (default: every page in _toc.yml)")
+    parser.add_argument("--json", type=Path, help="write {environment, pages: {page: result}} here")
+    args = parser.parse_args(argv)
+    root = book_root()
+    if root is None:
+        sys.exit("rec11_tools.claims: run it inside the book (no _config.yml above this folder)")
+    pages = [p.resolve() for p in args.pages] or book_pages(root)
+    results = {"environment": environment(), "pages": {}}
+    failed = 0
+    for page in pages:
+        name = page.relative_to(root).as_posix()
+        result = results["pages"][name] = run_page(page)
+        false = [m for held, m in result["claims"] if not held]
+        failed += len(false) + len(result["errors"])
+        print(f"{name}: {len(result['claims'])} claims, {len(false)} false, {len(result['errors'])} errors,"
+              f" {result['seconds']:.0f} s", flush=True)
+        for message in false:
+            print(f"  false: {message}", flush=True)
+        for error in result["errors"]:
+            print(f"  {name}:{error['line']}: {error['error']}", flush=True)
+        if args.json:  # written after every page, so a stopped run keeps what it did
+            args.json.write_text(json.dumps(results, indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
