@@ -114,6 +114,8 @@ def run_variant(variant: Variant, work: Path, pages: list[str], shared_cores: bo
         earlier["rerun_pages"] = sorted(set(earlier.get("rerun_pages", [])) | set(result["pages"]))
         earlier["seconds"] += seconds
         result = earlier
+    elif pages:
+        raise SystemExit(f"{variant.label}: re-running {', '.join(pages)} needs a full run of the variant first")
     else:
         result["seconds"], result["complete"] = seconds, True
     saved.write_text(json.dumps(result, indent=1))
@@ -243,7 +245,10 @@ def main(argv=None) -> int:
     results, todo = {}, []
     for variant in order:
         saved = args.work / f"{variant.name}.json"
-        if args.resume and not args.pages and saved.is_file() and json.loads(saved.read_text()).get("complete"):
+        done = saved.is_file() and json.loads(saved.read_text()).get("complete")
+        if args.pages and not done:  # its full run, when it comes, runs the pages as they are
+            print(f"{variant.label}: not run in full yet, so not re-run", flush=True)
+        elif args.resume and done and not args.pages:
             results[variant.name] = json.loads(saved.read_text())
             print(f"{variant.label}: reused", flush=True)
         else:

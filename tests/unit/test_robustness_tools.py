@@ -83,3 +83,24 @@ def test_a_variant_sets_its_environment(tmp_path, monkeypatch):
     assert "ATEN_CPU_CAPABILITY" not in env, "native: the machine's own kernels"
     env = Variant(0, 2, "avx2").environment(tmp_path)
     assert (env["ATEN_CPU_CAPABILITY"], env["MKL_CBWR"]) == ("avx2", "AVX2")
+
+
+def test_re_running_pages_touches_only_the_variants_that_ran_in_full(tmp_path, monkeypatch):
+    import json
+
+    full, partial, never = robustness.variants("axes")[:3]
+    (tmp_path / f"{full.name}.json").write_text(json.dumps(
+        {"complete": True, "seconds": 60, "environment": {"capability": "AVX512"}, "pages": {}}))
+    (tmp_path / f"{partial.name}.json").write_text(json.dumps({"pages": {}}))  # a run that was stopped
+    ran = []
+
+    def fake_run(variant, work, pages, shared_cores=False):
+        ran.append((variant.name, tuple(pages)))
+        return {"complete": True, "seconds": 1, "environment": {"capability": "AVX512"},
+                "pages": {p: {"claims": [[True, "c"]], "errors": []} for p in pages}}
+
+    monkeypatch.setattr(robustness, "run_variant", fake_run)
+    robustness.main(["--design", "axes", "--work", str(tmp_path), "--out", str(tmp_path / "R.md"),
+                     "--pages", "book/x.md"])
+    assert ran == [(full.name, ("book/x.md",))], ran
+    assert never.name not in {name for name, _ in ran}
