@@ -165,8 +165,12 @@ def outputs_text(nb) -> str:
 def test_a_trained_page_runs_in_a_fresh_venv_through_its_install_cell(rebuilt, fresh_venv, root, monkeypatch):
     # No network here: the install cell's two downloads, rec11 from GitHub and torch from
     # PyTorch's index, come from a wheel of this checkout and the machine's own index.
-    wheels = fresh_venv / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(root)],
+    wheels, checkout = fresh_venv / "wheels", fresh_venv / "checkout"
+    # setuptools builds in the project's folder (build/, *.egg-info): build from a copy
+    checkout.mkdir()
+    shutil.copy(root / "pyproject.toml", checkout / "pyproject.toml")
+    shutil.copytree(root / "src", checkout / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(checkout)],
                    check=True)
     wheel = next(wheels.glob("rec11-*.whl"))
     path = downloads(rebuilt)[TRAINED_PAGE]

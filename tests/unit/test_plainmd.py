@@ -92,3 +92,8 @@ def test_the_book_pages_convert_without_markup(root, page):
     assert not [p for p in problems if "glued value" not in p[1]], problems
     for markup in (":::", "{slide}", "{instructor-note}", "{exercise}", "{solution}", ")=\n", "{handout}"):
         assert markup not in out, f"{page}: {markup!r} left in the notebook's markdown"
+
+
+def test_math_blocks_lose_their_myst_labels():
+    text = "$$\na = b\n$$ (softmax)\n\n```{math}\n:label: two\n\nc &= d\n```\n\n```{code-block} python\nx = 1\n```"
+    assert convert(text, context()[0]) == "$$\na = b\n$$\n\n$$\nc &= d\n$$\n\n```python\nx = 1\n```"

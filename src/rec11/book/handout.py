@@ -285,7 +285,7 @@ def load(browser, page_html: str, html: Path, figures: Path):
         tab.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=60_000)
         tab.evaluate("MathJax.startup.promise")
     tab.evaluate("document.fonts.ready.then(() => true)")
-    tab.wait_for_load_state("networkidle")
+    tab.wait_for_load_state("networkidle", timeout=120_000)  # a busy machine needs more than 30 s
     if off_site:
         raise HandoutError(f"the pages asked for files outside the site: {sorted(set(off_site))[:5]}")
     if missing:

@@ -20,8 +20,8 @@ writes every download again:
 * a cell the page hides or removes keeps its code, collapsed (the notebook must still
   run top to bottom);
 * a first cell installs the course package where it is missing (Colab, a fresh
-  virtual environment): ``rec11`` at the commit the site was built from, with the
-  versions in ``requirements.txt`` and torch's CPU build. It installs nothing where
+  virtual environment): ``rec11`` at the commit the site was built from, its
+  dependencies at the versions the build ran with, and torch's CPU build. It installs nothing where
   ``rec11`` is already importable (Binder, the course hub, a clone).
 
 A cell that cannot be converted fails the build with the page and its line. The
@@ -37,7 +37,6 @@ import json
 import os
 import re
 import subprocess
-import tomllib
 from pathlib import Path
 
 import nbformat
@@ -185,23 +184,17 @@ def markdown_download(nb, context: plainmd.Context, source: Path) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def pins(root: Path) -> list[str]:
-    """The package's runtime dependencies at the versions ``requirements.txt`` pins."""
-    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
-    names = [re.split(r"[<>=!~ \[;]", dep, maxsplit=1)[0] for dep in project["dependencies"]]
-    pinned = {}
-    for line in (root / "requirements.txt").read_text().splitlines():
-        if "==" in line and not line.lstrip().startswith("#"):
-            name, version = line.split("==", 1)
-            pinned[_normal(name)] = f"{name.strip()}=={version.strip()}"
-    missing = [n for n in names if _normal(n) not in pinned]
-    if missing:
-        raise DownloadError(f"requirements.txt: no exact pin for {', '.join(missing)} (pyproject.toml needs them)")
-    return [pinned[_normal(n)] for n in names]
+def pins() -> list[str]:
+    """The course package's runtime dependencies, at the versions this build runs with
+    (``requirements.txt`` pins them for the book's own environment)."""
+    from importlib.metadata import PackageNotFoundError, metadata, requires, version
 
-
-def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name.strip()).lower()
+    try:
+        needs = requires("rec11") or []
+    except PackageNotFoundError:
+        raise DownloadError("rec11 is not installed: the install cell pins its dependencies") from None
+    names = [re.split(r"[<>=!~ \[;]", dep, maxsplit=1)[0] for dep in needs if "extra ==" not in dep]
+    return [f"{metadata(name)['Name']}=={version(name)}" for name in names]
 
 
 def built_commit(root: Path, branch: str) -> str:
@@ -293,7 +286,7 @@ def write_downloads(app) -> list[Path]:
     root = Path(app.srcdir)
     repository = (app.config.html_theme_options.get("repository_url") or "").rstrip("/")
     commit = built_commit(root, app.config.html_theme_options.get("repository_branch") or "main")
-    packages = pins(root)
+    packages = pins()
     written, problems, notebooks = [], [], {}
     executed = build / "jupyter_execute"
     for relative, nb in executed_notebooks(build):

@@ -13,6 +13,7 @@ that it reads as the page does:
 * ``{exercise}`` becomes a heading and ``{solution}`` a collapsed ``<details>``;
   admonitions become quotes (a dropdown one, ``<details>``);
 * ``{agenda}`` becomes a table and ``{literalinclude}`` the code it includes;
+  ``{math}`` and labelled ``$$`` blocks become plain ``$$`` blocks;
 * roles: ``{glue:text}`` and ``{{ fact }}`` are filled in, ``{handout}`` is a link to
   the PDF.
 
@@ -127,6 +128,8 @@ def _block(token, context: Context, line: int) -> str | None:
     """The replacement for a block token, or None to keep its lines (inline rules apply)."""
     if token.type in ("myst_target", "myst_line_comment"):
         return ""
+    if token.type == "math_block_label":  # $$ ... $$ (label): the label is MyST's
+        return f"$$\n{token.content.strip()}\n$$"
     if token.type not in ("colon_fence", "fence"):
         return None
     match = re.match(r"\{([\w:-]+)\}\s*(.*)", token.info.strip())
@@ -155,6 +158,10 @@ def _block(token, context: Context, line: int) -> str | None:
             return _details(title, inner)
         quoted = "\n".join(f"> {row}" if row else ">" for row in inner.split("\n"))
         return f"> **{title}**\n>\n{quoted}"
+    if name == "math":
+        return f"$$\n{body}\n$$"
+    if name in ("code", "code-block"):
+        return f"```{argument}\n{body}\n```"
     if name == "agenda" and context.agenda is not None:
         return context.agenda(context.docname, "slides" in options)
     if name == "literalinclude" and context.book is not None:
