@@ -62,7 +62,7 @@ bench: $(VENV)/.installed node_modules/.installed
 # and three sets of CPU kernels (18 variants, each with an empty model cache); writes
 # ROBUSTNESS.md. About 2.5 hours on 2 cores with ROBUSTNESS_ARGS="--jobs 2";
 # "--design axes" runs 6 variants (one change at a time, about 50 minutes), --resume
-# reuses the variants already run, --pages book/x.md reruns one page in each.
+# reuses the variants already run, --pages book/x.md reruns one page in each variant run in full.
 ROBUSTNESS_ARGS ?=
 robustness: $(VENV)/.installed
 	$(PY) -m rec11_tools.robustness $(ROBUSTNESS_ARGS)
