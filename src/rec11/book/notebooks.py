@@ -40,21 +40,17 @@ import subprocess
 from pathlib import Path
 
 import nbformat
-from sphinx.util import logging
-
 from rec11.book import plainmd
 from rec11.book.fingerprints import MARK as FINGERPRINT
 from rec11.book.plainmd import GLUE_ROLE, paste_glue
 
-logger = logging.getLogger(__name__)
-
 GLUE_RECORD = "application/papermill.record/"
-SUBSTITUTION = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 BUILD_METADATA = ("source_map", "jupytext")  # myst-nb's line map; the .md pairing
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 COLAB = "https://colab.research.google.com/github"
 NOTEBOOKS_BRANCH = "notebooks"  # where the deploy publishes the downloads
-HIDDEN_SOURCE = {"remove-cell", "remove-input", "hide-cell", "hide-input"}
+REMOVED = {"remove-cell", "remove-input"}  # code the page never shows
+HIDDEN_SOURCE = REMOVED | {"hide-cell", "hide-input"}
 HIDDEN_OUTPUT = {"remove-output", "hide-output"}
 # What rec11.cache reads to keep its training messages off the pages: they are for
 # readers running a download, and a page shows the same outputs however warm the cache.
@@ -154,9 +150,7 @@ def for_download(nb, context: plainmd.Context | None = None, install: str | None
     nb.cells = kept
     for key in BUILD_METADATA:
         nb.metadata.pop(key, None)
-    for cell in nb.cells:
-        cell.pop("id", None)  # ids are optional in nbformat 4.4; new ones are given below
-    nb.nbformat_minor = max(nb.nbformat_minor, 5)
+    nb.nbformat_minor = max(nb.nbformat_minor, 5)  # 4.5: every cell has an id
     for number, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{number}"
     nbformat.validate(nb)
@@ -179,7 +173,7 @@ def markdown_download(nb, context: plainmd.Context, source: Path) -> str:
     for cell in nb.cells[1:]:  # after the install cell
         if cell.cell_type == "markdown":
             parts.append(cell.source)
-        elif cell.cell_type == "code" and not set(cell.metadata.get("tags", [])) & {"remove-cell", "remove-input"}:
+        elif cell.cell_type == "code" and not set(cell.metadata.get("tags", [])) & REMOVED:
             parts.append(f"```python\n{cell.source}\n```")
     return "\n\n".join(parts) + "\n"
 
@@ -269,9 +263,10 @@ def page_context(app, docname: str, glue, problems: list[str]) -> plainmd.Contex
               app.env.domaindata.get("std", {}).get("labels", {}).items()}
     source = Path(app.env.doc2path(docname))
     where = source.relative_to(Path(app.srcdir)).as_posix()
+    site = site_url(app.config)
     return plainmd.Context(
-        docname=docname, site=site_url(app.config), labels=labels, facts=app.config.myst_substitutions,
-        glue=glue, agenda=lambda doc, slides: reading.agenda_markdown(app, doc, slides),
+        docname=docname, site=site, labels=labels, facts=app.config.myst_substitutions,
+        glue=glue, agenda=lambda doc, slides: reading.agenda_markdown(app, doc, slides, site),
         handout=app.config.myst_substitutions.get("handout", ""), book=Path(app.srcdir),
         warn=lambda line, message: problems.append(f"{where}:{line}: {message}"))
 

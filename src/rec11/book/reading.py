@@ -251,12 +251,10 @@ def agenda_table(app: Sphinx, fromdoc: str, times: Times) -> nodes.table:
     return table
 
 
-def agenda_markdown(app: Sphinx, fromdoc: str, slides: bool) -> str:
+def agenda_markdown(app: Sphinx, fromdoc: str, slides: bool, site: str) -> str:
     """The ``{agenda}`` as a Markdown table, for the notebook downloads; links go to
-    the published pages (``rec11.book.notebooks.site_url``)."""
-    from rec11.book.notebooks import site_url
-
-    times, site = Times(app.env, Path(app.srcdir)), site_url(app.config)
+    the published pages under ``site``."""
+    times = Times(app.env, Path(app.srcdir))
 
     def link(docname: str) -> str:
         return f"[{_title(app.env, docname)}]({site}{docname}.html)"
