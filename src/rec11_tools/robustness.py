@@ -86,11 +86,14 @@ def variants(design: str, seeds=SEEDS, threads=THREADS, kernels=tuple(KERNELS)) 
     return out
 
 
-def run_variant(variant: Variant, work: Path, pages: list[str], shared_cores: bool = False) -> dict:
+def run_variant(variant: Variant, work: Path, pages: list[str], shared_cores: bool = False,
+                code: str = "unknown") -> dict:
     """Retrain everything into an empty cache and run the pages; returns the claims' JSON.
 
     With ``pages`` and a complete earlier result for the variant, only those pages run
     again (their models retrained from scratch) and replace their rows in that result.
+    ``code`` (the commit the pages and the package come from) is recorded with the result,
+    since a long matrix may be finished at a later commit than it was started.
     """
     saved = work / f"{variant.name}.json"
     earlier = json.loads(saved.read_text()) if pages and saved.is_file() else None
@@ -113,11 +116,12 @@ def run_variant(variant: Variant, work: Path, pages: list[str], shared_cores: bo
         earlier["pages"].update(result["pages"])
         earlier["rerun_pages"] = sorted(set(earlier.get("rerun_pages", [])) | set(result["pages"]))
         earlier["seconds"] += seconds
+        earlier["rerun_commit"] = code
         result = earlier
     elif pages:
         raise SystemExit(f"{variant.label}: re-running {', '.join(pages)} needs a full run of the variant first")
     else:
-        result["seconds"], result["complete"] = seconds, True
+        result["seconds"], result["complete"], result["commit"] = seconds, True, code
     saved.write_text(json.dumps(result, indent=1))
     return result
 
@@ -187,22 +191,25 @@ def report(results: dict[str, dict], order: list[Variant], root: Path, design: s
         "",
         f"- Date: {datetime.date.today().isoformat()}",
         f"- Machine: {machine()}",
-        f"- Commit: {commit(root)}",
+        f"- Commit when the report was written: {commit(root)} (each variant's own is in the table)",
         f"- Design: {design} ({len(order)} variants"
         + (", every combination of seed, training threads and kernels)" if design == "full"
            else ": the first variant, then one change at a time; `--design full` crosses them all)"),
         f"- Claims: {len(claims)} on {len(table)} pages; **{len(claims) - len(failing)} of {len(claims)} held in"
         f" all {n} variants**.",
         "",
-        "| variant | torch's kernels | minutes | claims false |",
-        "|---|---|---:|---:|",
+        "| variant | torch's kernels | commit | minutes | claims false |",
+        "|---|---|---|---:|---:|",
     ]
     for v in order:
         if v.name not in results:
             continue
         r = results[v.name]
         false = sum(1 for _, _, row in claims if v.name in row["false"])
-        lines.append(f"| {v.label} | {r['environment']['capability']} | {r['seconds'] / 60:.1f} | {false} |")
+        ran_at = r.get("commit", "unknown")
+        if r.get("rerun_commit"):
+            ran_at += f", edited pages at {r['rerun_commit']}"
+        lines.append(f"| {v.label} | {r['environment']['capability']} | {ran_at} | {r['seconds'] / 60:.1f} | {false} |")
     rerun = sorted({page for r in results.values() for page in r.get("rerun_pages", [])})
     if rerun:
         lines += ["", "Edited after their variant ran, and run again on that variant's own trained models: "
@@ -241,6 +248,7 @@ def main(argv=None) -> int:
         sys.exit("rec11_tools.robustness: run it inside the book (no _config.yml above this folder)")
     args.work = args.work.resolve()  # the kernels run in the pages' folders
     args.work.mkdir(parents=True, exist_ok=True)
+    code = commit(root)
     order = variants(args.design, args.seeds, args.threads, args.kernels)
     results, todo = {}, []
     for variant in order:
@@ -256,7 +264,7 @@ def main(argv=None) -> int:
 
     def one(variant: Variant) -> None:
         print(f"{variant.label} ...", flush=True)
-        results[variant.name] = run_variant(variant, args.work, args.pages, shared_cores=args.jobs > 1)
+        results[variant.name] = run_variant(variant, args.work, args.pages, shared_cores=args.jobs > 1, code=code)
         args.out.write_text(report(results, order, root, args.design))  # after every variant: a stopped run keeps its rows
         false = sum(1 for run in results[variant.name]["pages"].values() for held, _ in run["claims"] if not held)
         print(f"{variant.label}: {results[variant.name]['seconds'] / 60:.1f} min, {false} claims false", flush=True)

@@ -94,7 +94,7 @@ def test_re_running_pages_touches_only_the_variants_that_ran_in_full(tmp_path, m
     (tmp_path / f"{partial.name}.json").write_text(json.dumps({"pages": {}}))  # a run that was stopped
     ran = []
 
-    def fake_run(variant, work, pages, shared_cores=False):
+    def fake_run(variant, work, pages, shared_cores=False, code="unknown"):
         ran.append((variant.name, tuple(pages)))
         return {"complete": True, "seconds": 1, "environment": {"capability": "AVX512"},
                 "pages": {p: {"claims": [[True, "c"]], "errors": []} for p in pages}}
@@ -104,3 +104,14 @@ def test_re_running_pages_touches_only_the_variants_that_ran_in_full(tmp_path, m
                      "--pages", "book/x.md"])
     assert ran == [(full.name, ("book/x.md",))], ran
     assert never.name not in {name for name, _ in ran}
+
+
+def test_the_report_says_which_commit_each_variant_ran(tmp_path):
+    run = lambda **extra: {"complete": True, "seconds": 60, "environment": {"capability": "AVX2"},
+                           "pages": {"p.md": {"claims": [[True, "c"]], "errors": []}}, **extra}
+    a, b = Variant(0, 2, "native"), Variant(1, 2, "native")
+    results = {a.name: run(commit="abc1234", rerun_commit="def5678", rerun_pages=["p.md"]),
+               b.name: run(commit="def5678")}
+    text = robustness.report(results, [a, b], tmp_path)
+    assert f"| {a.label} | AVX2 | abc1234, edited pages at def5678 | 1.0 | 0 |" in text
+    assert f"| {b.label} | AVX2 | def5678 | 1.0 | 0 |" in text
