@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
@@ -102,7 +103,7 @@ def _attention_variant(Q, K, V, mask, dim=-1, scale="sqrt", masking="before"):
     return A @ V
 
 
-def _attention_inputs(seed: int = 0):
+def attention_inputs(seed: int = 0):
     g = torch.Generator().manual_seed(seed)
     N, T, d_k, d_v = 2, 5, 16, 3
     Q, K = torch.randn(N, T, d_k, generator=g), torch.randn(N, T, d_k, generator=g)
@@ -113,7 +114,7 @@ def _attention_inputs(seed: int = 0):
 
 def attention(fn) -> Verdict:
     """``fn(Q, K, V, mask)`` -> out (N, T, d_v): scaled, masked before, softmax on dim=-1."""
-    Q, K, V, mask = _attention_inputs()
+    Q, K, V, mask = attention_inputs()
     try:
         out = _first(fn(Q.clone(), K.clone(), V.clone(), mask.clone()))
     except Exception as error:  # noqa: BLE001 - a student's code can raise anything
@@ -242,7 +243,7 @@ class FakeLM(torch.nn.Module):
     """A stand-in language model whose next-token logits depend only on the current token.
 
     It records, for every call, the context length, ``self.training`` and whether
-    autograd was on; it refuses contexts longer than ``block_size``, as the GPT does.
+    autograd was on; it refuses contexts longer than ``cfg.block_size``, as the GPT does.
     """
 
     LOGITS = torch.tensor([[2.0, 1.0, 0.4, 0.0, -1.0],   # after token 0
@@ -253,15 +254,15 @@ class FakeLM(torch.nn.Module):
 
     def __init__(self, block_size: int = 4):
         super().__init__()
-        self.block_size = block_size
+        self.cfg = SimpleNamespace(block_size=block_size, vocab_size=len(self.LOGITS))  # as gpt.GPT
         self.weight = torch.nn.Parameter(torch.zeros(()))  # so that autograd has a graph to keep
         self.calls: list[tuple[int, bool, bool]] = []
 
     def forward(self, idx):
         N, T = idx.shape
         self.calls.append((T, self.training, torch.is_grad_enabled()))
-        if T > self.block_size:
-            raise ValueError(f"sequence of {T} tokens, block_size is {self.block_size}")
+        if T > self.cfg.block_size:
+            raise ValueError(f"sequence of {T} tokens, block_size is {self.cfg.block_size}")
         return self.LOGITS[idx] + self.weight  # (N, T, V)
 
 
@@ -314,7 +315,7 @@ def generate(fn) -> Verdict:
                 return _raised(error)
             found["no_crop"] = ("the context grows past the model's block_size and the model "
                                 "refuses it: crop it to the last block_size tokens, "
-                                "idx[:, -model.block_size:], before each call.")
+                                "idx[:, -model.cfg.block_size:], before each call.")
         except Exception as error:  # noqa: BLE001
             return _raised(error)
         model = FakeLM(block_size=64)

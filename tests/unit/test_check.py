@@ -77,7 +77,7 @@ def loop(crop=True, eval_mode=True, no_grad=True, pick="sample", temperature_op=
             model.eval()
         with torch.set_grad_enabled(not no_grad):
             for _ in range(steps):
-                context = idx[:, -model.block_size:] if crop else idx
+                context = idx[:, -model.cfg.block_size:] if crop else idx
                 logits = model(context)[:, position, :]
                 logits = logits / temperature if temperature_op == "divide" else logits * temperature
                 if top_k:

@@ -51,3 +51,14 @@ def test_a_hub_is_named_as_a_hub():
 def test_bad_settings_fail_with_a_message(given, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         livecode.resolve(given, environ={}, theme_options=THEME)
+
+
+def test_a_functions_own_names_are_not_read_from_a_removed_cell():
+    from rec11.book.livecode import live_code_gaps
+
+    cell = "```{{code-cell}} ipython3\n{tags}{code}\n```\n\n"
+    text = (cell.format(tags=":tags: [remove-cell]\n\n", code="x, H = 1, 2")
+            + cell.format(tags="", code="def split(x, H):\n    y = x * H\n    return y")
+            + cell.format(tags="", code="f = lambda x: x + 1\nsplit(3, 4)")
+            + cell.format(tags="", code="def g(k=H):\n    return x + k"))
+    assert [names for _, names in live_code_gaps(text)] == [["H", "x"]]

@@ -100,3 +100,19 @@ def test_links_to_the_published_book_and_to_colab():
         "https://colab.research.google.com/github/CPSY1291/recitation-11/blob/notebooks/book/further/vae.ipynb"
     config.html_baseurl = "https://courses.example.edu/rec11"
     assert site_url(config) == "https://courses.example.edu/rec11/"
+
+
+def test_a_worked_answers_code_is_collapsed_in_the_download():
+    import nbformat
+
+    from rec11.book.notebooks import for_download
+    from rec11.book.plainmd import Context
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("::::{exercise}\n:label: ex-a\n\nQ.\n::::\n\n```{solution-start} ex-a\n```\n"),
+        nbformat.v4.new_code_cell("answer = 1"),
+        nbformat.v4.new_markdown_cell("```{solution-end}\n```\n\nNext."),
+        nbformat.v4.new_code_cell("starter = 2")])
+    cells = for_download(nb, Context(docname="book/x", site="")).cells
+    hidden = [c.metadata.get("jupyter", {}) for c in cells if c.cell_type == "code"]
+    assert hidden == [{"source_hidden": True, "outputs_hidden": True}, {}]

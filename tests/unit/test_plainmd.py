@@ -97,3 +97,27 @@ def test_the_book_pages_convert_without_markup(root, page):
 def test_math_blocks_lose_their_myst_labels():
     text = "$$\na = b\n$$ (softmax)\n\n```{math}\n:label: two\n\nc &= d\n```\n\n```{code-block} python\nx = 1\n```"
     assert convert(text, context()[0]) == "$$\na = b\n$$\n\n$$\nc &= d\n$$\n\n```python\nx = 1\n```"
+
+
+def test_quick_checks_become_a_prompt_and_a_collapsed_answer():
+    text = (":::{quick-check} Which axis does the softmax run over?\n:choices: dim=-2 | dim=-1\n:answer: dim=-1\n"
+            "The keys are the last axis.\n:::\n\n"
+            ":::{quick-check} The shape of $QK^T$?\n:answer-glue: shape\n:::\n")
+    out = convert(text, context(glue=lambda key: {"text/plain": "(2, 3)"} if key == "shape" else {})[0])
+    assert "**Check yourself:** Which axis does the softmax run over?\n\n- dim=-2\n- dim=-1" in out
+    assert "<summary>Answer</summary>\n\ndim=-1\n\nThe keys are the last axis." in out
+    assert "**Check yourself:** The shape of $QK^T$?" in out and "`(2, 3)`" in out
+    ctx, problems = context()
+    convert(":::{quick-check} Shape?\n:answer-glue: nowhere\n:::\n", ctx, first_line=7)
+    assert problems == [(7, "quick-check: no glued value 'nowhere' on this page (:answer-glue:)")]
+
+
+def test_a_gated_solution_is_collapsed_across_cells():
+    ctx, problems = context()
+    convert("::::{exercise}\n:label: ex-a\n\nQuestion.\n::::\n", ctx)
+    first = convert("Before.\n\n```{solution-start} ex-a\n:class: dropdown\n```\n\nThe fix is one line.\n", ctx)
+    assert first == "Before.\n\n<details>\n<summary>Answer to Exercise 1</summary>\n\nThe fix is one line.\n\n</details>"
+    assert ctx.solution == "Answer to Exercise 1", "the code cells that follow are collapsed"
+    last = convert("It prints Right.\n\n```{solution-end}\n```\n\nAfter.\n", ctx)
+    assert last.endswith("It prints Right.\n\n</details>\n\nAfter.") and ctx.solution is None
+    assert problems == []

@@ -135,20 +135,61 @@ def thebe_version(app: Sphinx) -> None:
 
 
 def _names(code: str) -> tuple[set[str], set[str]]:
-    """(names a cell binds, names it reads), or two empty sets if it is not Python."""
+    """(names a cell binds, names it reads), or two empty sets if it is not Python.
+
+    Inside a function (or lambda) its parameters and the names it assigns are its own:
+    reading them is not reading the cell's names.
+    """
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return set(), set()
-    bound, read = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (bound if isinstance(node.ctx, ast.Store) else read).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+    bound = set()
+    for node in tree.body:
+        bound |= _binds(node)
+    read = _reads(tree, set())
     return bound, read
+
+
+def _binds(node) -> set[str]:
+    """Module-level names a statement binds."""
+    names = set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if not isinstance(child, ast.Lambda):
+                names.add(child.name)
+            continue
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            names.add(child.id)
+        names |= _binds(child)
+    return names
+
+
+def _reads(node, local: set[str]) -> set[str]:
+    """Names ``node`` reads that are not in ``local`` (a function's own names)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = node.args
+        params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                  *filter(None, [args.vararg, args.kwarg])]}
+        body = node.body if isinstance(node.body, list) else [node.body]
+        own = params | {n for b in body for n in _binds(b)}
+        outer = set()
+        for default in [*args.defaults, *filter(None, args.kw_defaults),
+                        *getattr(node, "decorator_list", [])]:
+            outer |= _reads(default, local)
+        for b in body:
+            outer |= _reads(b, local | own)
+        return outer
+    if isinstance(node, ast.Name):
+        return {node.id} if isinstance(node.ctx, ast.Load) and node.id not in local else set()
+    out = set()
+    for child in ast.iter_child_nodes(node):
+        out |= _reads(child, local)
+    return out
 
 
 def live_code_gaps(text: str) -> list[tuple[int, list[str]]]:

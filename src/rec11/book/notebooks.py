@@ -132,6 +132,8 @@ def for_download(nb, context: plainmd.Context | None = None, install: str | None
         if cell.cell_type != "code":
             continue
         tags = set(cell.metadata.get("tags", []))
+        if context.solution:  # a worked answer's code: collapsed, as on the page
+            cell.metadata.setdefault("jupyter", {}).update(source_hidden=True, outputs_hidden=True)
         if tags & HIDDEN_SOURCE:
             cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
         if tags & HIDDEN_OUTPUT:

@@ -10,7 +10,10 @@ that it reads as the page does:
 * ``(label)=`` targets and ``%`` comments go;
 * links to a label or to another page (``[text](sec-x)``, ``[text](../vae.md)``) point
   at the published page, which every notebook tool can open;
-* ``{exercise}`` becomes a heading and ``{solution}`` a collapsed ``<details>``;
+* ``{exercise}`` becomes a heading and ``{solution}`` a collapsed ``<details>``, as does
+  the text of a gated ``{solution-start}`` ... ``{solution-end}`` answer (its code cells
+  are collapsed by ``notebooks.for_download``); a ``{quick-check}`` becomes its prompt
+  (and choices), with the answer collapsed;
   admonitions become quotes (a dropdown one, ``<details>``);
 * ``{agenda}`` becomes a table and ``{literalinclude}`` the code it includes;
   ``{math}`` and labelled ``$$`` blocks become plain ``$$`` blocks;
@@ -42,6 +45,7 @@ _OPTION = re.compile(r"^:([\w-]+):[ \t]*(.*)$")
 _ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
 _LINK = re.compile(r"(?<!!)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)\)")
 _SUBSTITUTION = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+_SOLUTION_MARK = re.compile(r"\x00([^\x00]*)\x00")
 GLUE_ROLE = re.compile(r"\{glue(?::text|:md)?\}`([^`]+)`")
 
 
@@ -67,6 +71,7 @@ class Context:
     warn: Callable[[int, str], None] = lambda line, message: None
     exercises: dict = field(default_factory=dict)  # label -> number, filled in page order
     heading: int = 1  # depth of the last heading seen, across the page's cells
+    solution: str | None = None  # inside {solution-start} ... {solution-end}: its summary
 
 
 @cache
@@ -121,7 +126,21 @@ def convert(text: str, context: Context, first_line: int = 1) -> str:
         out.append(replacement)
         at = end
     out.append(_inline("\n".join(lines[at:]), context, first_line + at))
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
+    return _collapse_solutions(re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n"), context)
+
+
+def _collapse_solutions(text: str, context: Context) -> str:
+    """Text inside a gated solution (``{solution-start}`` to ``{solution-end}``, which may
+    span cells) collapsed in a ``<details>``; the code cells between are collapsed by
+    ``notebooks.for_download``, which reads ``context.solution``."""
+    parts = _SOLUTION_MARK.split(text)
+    out = []
+    for index, part in enumerate(parts):
+        if index % 2:  # a mark: the summary of the answer it starts, or "" at its end
+            context.solution = part or None
+        elif part.strip():
+            out.append(_details(context.solution, part.strip("\n")) if context.solution else part.strip("\n"))
+    return "\n\n".join(out)
 
 
 def _block(token, context: Context, line: int) -> str | None:
@@ -147,6 +166,11 @@ def _block(token, context: Context, line: int) -> str | None:
         context.exercises[options.get("label", f"#{number}")] = number
         title = f"Exercise {number}" + (f": {argument}" if argument else "")
         return f"{'#' * min(6, context.heading + 1)} {title}\n\n{convert(body, context, body_line)}"
+    if name == "solution-start":
+        number = context.exercises.get(argument)
+        return f"\x00{f'Answer to Exercise {number}' if number else 'Answer'}\x00"
+    if name == "solution-end":
+        return "\x00\x00"
     if name == "solution":
         number = context.exercises.get(argument)
         summary = f"Answer to Exercise {number}" if number else "Answer"
@@ -160,6 +184,8 @@ def _block(token, context: Context, line: int) -> str | None:
         return f"> **{title}**\n>\n{quoted}"
     if name == "math":
         return f"$$\n{body}\n$$"
+    if name == "quick-check":
+        return _quick_check(argument, options, body, context, line, body_line)
     if name in ("code", "code-block"):
         return f"```{argument}\n{body}\n```"
     if name == "agenda" and context.agenda is not None:
@@ -171,6 +197,27 @@ def _block(token, context: Context, line: int) -> str | None:
         return token.content
     context.warn(line, f"the notebook download cannot render the {{{name}}} directive")
     return None
+
+
+def _quick_check(argument, options, body, context: Context, line: int, body_line: int) -> str | None:
+    """The prompt, the choices as a list, and the answer (and the hint) collapsed."""
+    from rec11.book import quickcheck
+
+    try:
+        check = quickcheck.parse(argument, options, body, context.glue)
+    except ValueError as err:
+        context.warn(line, str(err))
+        if "answer-glue" not in options:
+            return None
+        # reported above (the build fails); the rest of the page still converts
+        stand_in = str(options.get("choices", "0")).split("|")[0].strip()
+        check = quickcheck.parse(argument, {**options, "answer-glue": None, "answer": stand_in}, body)
+    text = [f"**{quickcheck.LABEL}** {_inline(check.prompt, context, line)}"]
+    text += [""] + [f"- {_inline(choice, context, line)}" for choice in check.choices] if check.choices else []
+    inner = f"`{check.answer}`" if check.kind == "text" else _inline(check.answer, context, line)
+    if check.hint:
+        inner += "\n\n" + convert(check.hint, context, body_line)
+    return "\n".join(text) + "\n\n" + _details("Answer", inner)
 
 
 def _details(summary: str, inner: str) -> str:

@@ -15,6 +15,7 @@ and ``searchindex.js``                              on every page for search-as-
 ``copybutton.js/.css``,                    7 kB     dropped from pages without a code block
 ``clipboard.min.js``
 ``exercise.css``                          0.3 kB    dropped from pages without an exercise
+``rec11-quickcheck.js``                   0.9 kB    dropped from pages without a ``{quick-check}``
 ``scripts/fontawesome.js``                0.3 kB    its tag dropped (``assets`` already empties it)
 ``styles/theme.css``                      0.1 kB    replaced by what it ``@import``\\ s (``basic.css``):
                                                     one round trip less before the first paint
@@ -41,6 +42,7 @@ CONDITIONAL = [
     (("sphinx-design.min.css", "design-tabs.js"), re.compile(r'class="[^"]*\bsd-')),
     (("copybutton.js", "copybutton.css", "clipboard.min.js"), re.compile(r'class="highlight')),
     (("exercise.css",), re.compile(r'class="[^"]*\b(exercise|solution)\b')),
+    (("rec11-quickcheck.js",), re.compile(r'<form class="quick-check"')),
 ]
 
 # Tags the theme's templates write on every page (not in script_files, so removed from
