@@ -99,3 +99,16 @@ def test_going_further_pages_are_the_sections_under_a_chapter(tmp_path):
         ("book/three-details", "Attention", ()),
         ("book/instructor", "For instructors", ()),
     ]
+
+
+def test_an_exercise_beyond_the_slides_is_practice_apart_from_the_core():
+    from rec11.book.slides import MARK
+
+    on_slide = nodes.container("", nodes.paragraph(text="why " * 10, classes=[MARK]), classes=["exercise"])
+    beyond = nodes.container("", paragraph(30), classes=["exercise"])
+    doc = page(paragraph(9), on_slide, paragraph(20),  # the slide's exercise and its answer: core
+               beyond, cell(), paragraph(40),            # practice: the box, its starter, its answer
+               nodes.container("", paragraph(1), classes=["exercise", "dropdown"]))  # also practice
+    exercises = reading.practice(doc)
+    assert count(doc, skip=tuple(exercises)) == Reading(words=1 + 9 + 10 + 20)
+    assert sum((count(n) for n in exercises), Reading()) == Reading(words=71, cells=1)

@@ -8,7 +8,10 @@ A page's reading time is what a student reads on it:
 * ``SECONDS_PER_CELL`` for every code cell whose code is shown (a cell whose input
   is hidden behind "Show code" or removed does not count; its figures do).
 
-A page's **core** is the page itself. Its **going further** pages are the pages
+A page's **core** is the page itself, less its **practice**: an ``{exercise}`` that is
+not on a slide (no ``{slide}`` inside), with what follows it up to the next exercise
+(its starter cells, its checks, its answer), is for the third pass after the session,
+and its time is given apart. Its **going further** pages are the pages
 listed under it in ``_toc.yml`` (``sections:``), kept in ``book/further/``
 (``rec11.book.notes.toc_chapters``). Every
 page shows its reading time under its title, the ``{agenda}`` directive lists the
@@ -30,6 +33,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from rec11.book.notes import toc_chapters
 from rec11.book.pages import keep_per_page
+from rec11.book.slides import MARK as SLIDE_MARK
 from rec11.book.slides import deck_links  # each slide of a page, linked in the deck
 
 WORDS_PER_MINUTE = 200
@@ -53,6 +57,9 @@ class Reading:
     def minutes(self) -> float:
         return self.seconds / 60
 
+    def __add__(self, other: "Reading") -> "Reading":
+        return Reading(self.words + other.words, self.figures + other.figures, self.cells + other.cells)
+
 
 def minutes_text(minutes: float) -> str:
     """Whole minutes, at least 1: a reader plans in minutes, not seconds."""
@@ -69,8 +76,24 @@ def _skipped(node: nodes.Element) -> bool:
     )
 
 
-def count(doctree: nodes.Node, mime_priority: list[str] = ()) -> Reading:
-    """The words, figures and visible code cells of a page.
+def practice(doctree: nodes.Node) -> list[nodes.Element]:
+    """The page's practice: each exercise that is not on a slide, and what follows it
+    (starter cells, checks, its answer) up to the next exercise."""
+    found = []
+    for parent in doctree.findall(nodes.Element):
+        beyond_slides = False
+        for child in parent.children:
+            if not isinstance(child, nodes.Element):
+                continue
+            if "exercise" in child.get("classes", []):
+                beyond_slides = not any(SLIDE_MARK in n.get("classes", []) for n in child.findall(nodes.Element))
+            if beyond_slides:
+                found.append(child)
+    return found
+
+
+def count(doctree: nodes.Node, mime_priority: list[str] = (), skip: tuple[nodes.Node, ...] = ()) -> Reading:
+    """The words, figures and visible code cells of a page (less the nodes in ``skip``).
 
     An output the notebook holds in several formats (a figure as PNG and SVG, a table
     as Markdown and plain text) is counted once, in the format the page will show:
@@ -83,8 +106,12 @@ def count(doctree: nodes.Node, mime_priority: list[str] = ()) -> Reading:
         best = next((t for t in mime_priority if t in types), types[0] if types else None)
         return [child for child in bundle.children if child.get("mime_type") == best][:1]
 
+    skipped = {id(node) for node in skip}
+
     def walk(node: nodes.Node, output_hidden: bool, in_cell: bool) -> None:
         nonlocal words, figures, cells
+        if id(node) in skipped:
+            return
         if isinstance(node, nodes.Text):
             words += len(node.astext().split())
             return
@@ -136,7 +163,9 @@ def record(app: Sphinx, doctree: nodes.document) -> None:
     from myst_nb.core.render import get_mime_priority
 
     priority = get_mime_priority(app.builder.name, app.config.nb_mime_priority_overrides)
-    app.env.rec11_reading[app.env.docname] = count(doctree, priority)
+    exercises = tuple(practice(doctree))
+    app.env.rec11_reading[app.env.docname] = count(doctree, priority, skip=exercises)
+    app.env.rec11_practice[app.env.docname] = sum((count(n, priority) for n in exercises), Reading())
 
 
 class Times:
@@ -149,6 +178,9 @@ class Times:
 
     def core(self, docname: str) -> float:
         return self.env.rec11_reading.get(docname, Reading()).minutes
+
+    def practice(self, docname: str) -> float:
+        return getattr(self.env, "rec11_practice", {}).get(docname, Reading()).minutes
 
     def further(self, docname: str) -> float:
         page = next((p for p in self.toc if p.docname == docname), None)
@@ -166,6 +198,16 @@ class Times:
         pages = self.core_pages()
         return sum(self.core(d) for d in pages), sum(self.further(d) for d in pages)
 
+    def practice_total(self) -> float:
+        return sum(self.practice(d) for d in self.core_pages())
+
+    def totals_sentence(self) -> str:
+        core, further = self.totals()
+        practice = self.practice_total()
+        return (f"The chapter's core reads in about {minutes_text(core)}"
+                + (f"; the exercises beyond the slides take {minutes_text(practice)} more" if practice else "")
+                + f"; the going-further pages add {minutes_text(further)}.")
+
     def slide_minutes(self, docname: str) -> float:
         return sum(m for _, m, _ in getattr(self.env, "rec11_notes", {}).get(docname, []))
 
@@ -173,6 +215,8 @@ class Times:
         if docname in self.parent:
             return f"Going further · reading time {minutes_text(self.core(docname))}"
         text = f"Reading time {minutes_text(self.core(docname))}"
+        if self.practice(docname):
+            text += f" · exercises {minutes_text(self.practice(docname))}"
         if self.further(docname):
             text += f" · going further {minutes_text(self.further(docname))} more"
         return text
@@ -207,17 +251,15 @@ def agenda_list(app: Sphinx, fromdoc: str, times: Times) -> list[nodes.Node]:
             item += _link(app, fromdoc, further)
             item += nodes.Text(f" · {minutes_text(times.core(further))}")
         part_list += nodes.list_item("", item)
-    core, further = times.totals()
     out.append(nodes.paragraph(
-        "", f"The chapter's core reads in about {minutes_text(core)}; the going-further pages "
-        f"add {minutes_text(further)}. Times count prose at {WORDS_PER_MINUTE} words a minute, "
+        "", f"{times.totals_sentence()} Times count prose at {WORDS_PER_MINUTE} words a minute, "
         f"{SECONDS_PER_FIGURE} s a figure and {SECONDS_PER_CELL} s a code cell."))
     return out
 
 
 def agenda_table(app: Sphinx, fromdoc: str, times: Times) -> nodes.table:
     """For instructors: each page's slide minutes beside its core reading time."""
-    header = ["page", "slides (min)", "core reading", "ratio", "going further"]
+    header = ["page", "slides (min)", "core reading", "ratio", "exercises", "going further"]
     table = nodes.table(classes=["rec11-reading-plan"])
     group = nodes.tgroup(cols=len(header))
     table += group
@@ -242,12 +284,13 @@ def agenda_table(app: Sphinx, fromdoc: str, times: Times) -> nodes.table:
         ratio = f"{core / slides:.2f}" if slides else "–"
         further = minutes_text(times.further(d)) if page.further else "–"
         page_cell = [nodes.paragraph("", "", _link(app, fromdoc, d)), *deck_links(app.env, fromdoc, d)]
+        exercises = minutes_text(times.practice(d)) if times.practice(d) else "–"
         tbody += row([page_cell, f"{slides:g}",
-                      minutes_text(core), ratio, further])
+                      minutes_text(core), ratio, exercises, further])
     core, further = times.totals()
     slides = sum(times.slide_minutes(d) for d in times.core_pages())
     tbody += row(["total", f"{slides:g}", minutes_text(core), f"{core / slides:.2f}" if slides else "–",
-                  minutes_text(further)])
+                  minutes_text(times.practice_total()), minutes_text(further)])
     return table
 
 
@@ -269,10 +312,8 @@ def agenda_markdown(app: Sphinx, fromdoc: str, slides: bool, site: str) -> str:
         further = "; ".join(f"{link(f)} · {minutes_text(times.core(f))}" for f in page.further) or "–"
         rows.append([link(d), f"{times.slide_minutes(d):g}", minutes_text(times.core(d)), further] if slides
                     else [link(d), minutes_text(times.core(d)), further])
-    core, further = times.totals()
     table = "\n".join("| " + " | ".join(row) + " |" for row in rows)
-    return (f"{table}\n\nThe chapter's core reads in about {minutes_text(core)}; the going-further pages "
-            f"add {minutes_text(further)}.")
+    return f"{table}\n\n{times.totals_sentence()}"
 
 
 def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -290,6 +331,7 @@ def setup(app: Sphinx) -> dict:
     app.add_node(agenda_node)
     app.add_directive("agenda", Agenda)
     keep_per_page(app, "rec11_reading")
+    keep_per_page(app, "rec11_practice")
     app.connect("doctree-read", record)
     app.connect("doctree-resolved", resolve)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
