@@ -221,3 +221,29 @@ def test_a_shown_cell_that_needs_a_removed_cell_names_the_page_and_line(mini_boo
     mini_book.toc("live")
     line = page.read_text().splitlines().index("print(answer)") + 1
     failed_with(mini_book.build(), f"live.md:{line}", "reads answer, which only a `remove-cell` cell defines")
+
+
+def test_a_quick_check_that_cannot_be_checked_names_the_page_and_line(mini_book):
+    page = mini_book.page("checks", """
+        # Checks
+
+        ```{code-cell} ipython3
+        from rec11.glue import glue
+        glue("bits", 6.0, display=False)
+        ```
+
+        :::{quick-check} How many bits?
+        :answer-glue: bitz
+        :::
+
+        :::{quick-check} Which axis?
+        :choices: dim=0 | dim=1
+        :answer: dim=-1
+        :::
+        """)
+    mini_book.toc("checks")
+    lines = page.read_text().splitlines()
+    glue_line = lines.index(":::{quick-check} How many bits?") + 1
+    choice_line = lines.index(":::{quick-check} Which axis?") + 1
+    failed_with(mini_book.build(), f"checks.md:{glue_line}", "no glued value 'bitz' on this page",
+                f"checks.md:{choice_line}", "the answer 'dim=-1' is not one of the choices")
