@@ -103,17 +103,34 @@ def test_the_student_handout_is_the_whole_chapter_in_order(handout):
         previous = number
 
 
-def test_the_student_handout_has_both_exercises_and_their_answers(handout):
+def test_the_student_handout_numbers_seven_exercises_and_puts_their_answers_after_them(handout):
     source = (BOOK / "book" / "exercises.md").read_text()
-    # a box's fence is three colons or more (more when it holds a {slide} block)
+    # a box's fence is three colons or more (more when it holds a {slide} or {quick-check})
     boxes = re.findall(r"^(:{3,})\{(exercise|solution)\}[^\n]*\n(.*?)^\1$", source, re.M | re.S)
     boxes = [(kind, body) for _, kind, body in boxes]
-    assert [kind for kind, _ in boxes].count("exercise") == 2, "book/exercises.md: expected two exercises"
+    assert [kind for kind, _ in boxes].count("exercise") == 7, "book/exercises.md: expected seven exercises"
     printed = flat("".join(handout["student"]))
+    page = printed[printed.index(flat("Seven exercises, in the chapter's order")):]
+    answers = re.search(r"Answers.?Solutionto", page).start()  # .?: the title's icon glyph
+    numbers = [page.index(flat(f"Exercise {n}")) for n in range(1, 8)]
+    assert numbers == sorted(numbers) and numbers[-1] < answers, "Exercises 1 to 7, in order, then the answers"
     for kind, body in boxes:
+        body = re.sub(r"^:::\{quick-check\}.*?^:::$", "", body, flags=re.M | re.S)  # checked below
         prose = "\n".join(line for line in body.splitlines() if not line.startswith(":"))
         for words in plain_stretches(prose)[:3]:
-            assert flat(words) in printed, f"the handout lacks this {kind} text: {words!r}"
+            words = " ".join(words.replace("`", "").split()[1:-1]) or words  # words beside math print apart
+            at = page.find(flat(words))
+            assert at >= 0, f"the handout lacks this {kind} text: {words!r}"
+            if kind == "solution":
+                assert at > answers, f"an answer printed beside its exercise: {words!r}"
+    gated = source.index("```{solution-start} ex-three-bugs")
+    first_words = plain_stretches(source[gated:].split("\n\n", 2)[1])[0].replace("`", "")
+    assert page.find(flat(first_words)) > answers, "a worked answer with code printed beside its exercise"
+    prompts = re.findall(r"^:::\{quick-check\} (.*)$", source, re.M)
+    assert len(prompts) >= 7 and page[:answers].count(flat("Check yourself:")) == len(prompts)
+    for prompt in prompts:
+        for words in plain_stretches(prompt)[:1]:
+            assert flat(words.replace("`", "")) in page[:answers], f"the handout lacks the quick check {words!r}"
 
 
 def test_the_student_handout_has_typeset_math_and_no_web_controls_or_instructor_notes(handout):

@@ -220,3 +220,24 @@ def test_each_page_with_a_download_opens_it_in_colab(rebuilt, root):
         url = f"{COLAB}/{org_repo}/blob/{NOTEBOOKS_BRANCH}/{rel.with_suffix('.ipynb').as_posix()}"
         assert f'href="{url}"' in html, f"{rel}: no Colab link to {url}"
     assert COLAB not in (rebuilt / "html" / "book" / "exercises.html").read_text(), "a Colab link with no notebook"
+
+
+def test_the_exercises_download_has_every_starter_and_check_and_folds_the_answers(rebuilt, root):
+    nb = nbformat.read(rebuilt / "html" / "_sources" / "book" / "exercises.ipynb", as_version=4)
+    source = (root / "book" / "exercises.md").read_text()
+    calls = sorted(set(re.findall(r"^check\.\w+\(\w+\)", source, re.M)))
+    assert len(calls) >= 7, calls
+    cells = [c for c in code_cells(nb)]
+    for call in calls:
+        shown = [c for c in cells if call in c.source and not c.metadata.get("jupyter", {}).get("source_hidden")]
+        assert shown, f"exercises.ipynb: no visible starter cell with {call}"
+        starter = shown[0]
+        assert starter.metadata["jupyter"].get("outputs_hidden"), f"{call}: the starter's verdict is not folded"
+        assert "Not yet: " in "".join(o.get("text", "") + str(o.get("data", {})) for o in starter.outputs), \
+            f"{call}: the starter's check output is missing"
+    answers = [c for c in cells if c.metadata.get("jupyter", {}).get("source_hidden")
+               and c.metadata["jupyter"].get("outputs_hidden") and "check." in c.source]
+    assert len(answers) >= 5, "the worked answers' code cells are not collapsed"
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert text.count("**Check yourself:**") == source.count(":::{quick-check}")
+    assert text.count("<summary>Answer to Exercise") >= 7

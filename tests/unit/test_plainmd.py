@@ -118,6 +118,7 @@ def test_a_gated_solution_is_collapsed_across_cells():
     first = convert("Before.\n\n```{solution-start} ex-a\n:class: dropdown\n```\n\nThe fix is one line.\n", ctx)
     assert first == "Before.\n\n<details>\n<summary>Answer to Exercise 1</summary>\n\nThe fix is one line.\n\n</details>"
     assert ctx.solution == "Answer to Exercise 1", "the code cells that follow are collapsed"
-    last = convert("It prints Right.\n\n```{solution-end}\n```\n\nAfter.\n", ctx)
-    assert last.endswith("It prints Right.\n\n</details>\n\nAfter.") and ctx.solution is None
+    last = convert("It prints Right.\n\n```{solution-end}\n```\n\n::::{exercise}\n:label: ex-b\n\nNext.\n::::\n", ctx)
+    assert last == "<details>\n<summary>Answer to Exercise 1</summary>\n\nIt prints Right.\n\n</details>\n\n## Exercise 2\n\nNext."
+    assert ctx.solution is None
     assert problems == []

@@ -21,8 +21,9 @@ then: set-up cells (``hide-cell``) and hidden code go (a ``hide-input`` figure k
 its figure), instructor notes go from the student edition, the PNG of each figure is
 replaced by its vector export ``figures/NAME.svg``, ids are made unique per page, and
 a link to a page in the handout becomes a link within the PDF (a link to a page left
-out keeps its text). The site's print stylesheet does the rest: no controls, code
-wrapped, answers open. Chromium reads the print page and the site's files through a
+out keeps its text). In the student edition the worked answers, collapsed on the
+page, move to the end of their page under "Answers". The site's print stylesheet does
+the rest: no controls, code wrapped, answers open. Chromium reads the print page and the site's files through a
 request handler inside the browser (no port); a request for anything else fails the
 handout, so it never depends on a CDN.
 
@@ -156,6 +157,8 @@ def page_article(html: Path, figures: Path, entry: Entry, anchors: dict[str, str
         (link.find_parent("p") or link).decompose()
     for details in article.find_all("details"):  # paper cannot be clicked open
         details["open"] = ""
+    if not instructor:
+        answers_at_the_end(article)
     here = SITE + entry.docname + ".html"
     for figure in article.select("figure[id]"):
         svg = figures / f"{figure['id']}.svg"
@@ -180,6 +183,21 @@ def page_article(html: Path, figures: Path, entry: Entry, anchors: dict[str, str
         else:  # a page not in this edition (or the site's index): its text stays, unlinked
             link.unwrap()
     return article
+
+
+def answers_at_the_end(article) -> None:
+    """The worked answers, collapsed on the page, go to the end of it under "Answers":
+    paper cannot collapse them, and a student tries each exercise before turning to its
+    answer. (The instructor edition keeps each answer under its exercise.)"""
+    from bs4 import BeautifulSoup
+
+    solutions = article.select("div.solution")
+    if not solutions:
+        return
+    section = BeautifulSoup('<section class="handout-answers"><h2>Answers</h2></section>', "html.parser").section
+    for solution in solutions:
+        section.append(solution.extract())
+    (article.select_one("section") or article).append(section)
 
 
 def compose(book: Path, html: Path, figures: Path, instructor: bool) -> tuple[str, list[Entry]]:

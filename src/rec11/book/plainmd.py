@@ -108,6 +108,11 @@ def split_options(content: str) -> tuple[dict, str, int]:
 
 def convert(text: str, context: Context, first_line: int = 1) -> str:
     """One markdown cell of ``context.docname`` as plain Markdown."""
+    return _collapse_solutions(_convert(text, context, first_line), context)
+
+
+def _convert(text: str, context: Context, first_line: int) -> str:
+    """``convert`` for a cell or a directive's body, leaving the marks of a gated solution."""
     lines = text.split("\n")
     out, at = [], 0
     for token in _parser().parse(text):
@@ -126,7 +131,7 @@ def convert(text: str, context: Context, first_line: int = 1) -> str:
         out.append(replacement)
         at = end
     out.append(_inline("\n".join(lines[at:]), context, first_line + at))
-    return _collapse_solutions(re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n"), context)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
 
 
 def _collapse_solutions(text: str, context: Context) -> str:
@@ -160,12 +165,12 @@ def _block(token, context: Context, line: int) -> str | None:
     if name in DROPPED:
         return ""
     if name == "slide":
-        return convert(body, context, body_line)
+        return _convert(body, context, body_line)
     if name == "exercise":
         number = len(context.exercises) + 1
         context.exercises[options.get("label", f"#{number}")] = number
         title = f"Exercise {number}" + (f": {argument}" if argument else "")
-        return f"{'#' * min(6, context.heading + 1)} {title}\n\n{convert(body, context, body_line)}"
+        return f"{'#' * min(6, context.heading + 1)} {title}\n\n{_convert(body, context, body_line)}"
     if name == "solution-start":
         number = context.exercises.get(argument)
         return f"\x00{f'Answer to Exercise {number}' if number else 'Answer'}\x00"
@@ -174,10 +179,10 @@ def _block(token, context: Context, line: int) -> str | None:
     if name == "solution":
         number = context.exercises.get(argument)
         summary = f"Answer to Exercise {number}" if number else "Answer"
-        return _details(summary, convert(body, context, body_line))
+        return _details(summary, _convert(body, context, body_line))
     if name in ADMONITIONS:
         title = argument if name == "admonition" else (argument or name.capitalize())
-        inner = convert(body, context, body_line)
+        inner = _convert(body, context, body_line)
         if "dropdown" in str(options.get("class", "")):
             return _details(title, inner)
         quoted = "\n".join(f"> {row}" if row else ">" for row in inner.split("\n"))
@@ -216,7 +221,7 @@ def _quick_check(argument, options, body, context: Context, line: int, body_line
     text += [""] + [f"- {_inline(choice, context, line)}" for choice in check.choices] if check.choices else []
     inner = f"`{check.answer}`" if check.kind == "text" else _inline(check.answer, context, line)
     if check.hint:
-        inner += "\n\n" + convert(check.hint, context, body_line)
+        inner += "\n\n" + _convert(check.hint, context, body_line)
     return "\n".join(text) + "\n\n" + _details("Answer", inner)
 
 
