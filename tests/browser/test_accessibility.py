@@ -64,7 +64,8 @@ def test_live_code_and_every_run_button_work_from_the_keyboard(context, site, ju
     wait_ready(page)
 
     # Every run button is reached by Tab, from Live Code on. A hidden cell is opened from
-    # its summary with Enter; an editor is left with Escape (Tab inside it indents).
+    # its summary, a collapsed answer from its toggle button, with Enter; an editor is left
+    # with Escape (Tab inside it indents).
     buttons = page.locator(f"{CELLS} .thebe-run-button").count()
     assert buttons > 0
     page.evaluate("window.__reached = new Set()")
@@ -76,6 +77,9 @@ def test_live_code_and_every_run_button_work_from_the_keyboard(context, site, ju
             if (el.closest('.CodeMirror')) return 'editor';
             if (el.matches('summary') && !el.parentElement.open && el.parentElement.querySelector('.thebe-cell'))
                 return 'closed';
+            const dropdown = el.matches('button.toggle-button') && el.closest('.admonition.dropdown');
+            if (dropdown && !dropdown.classList.contains('toggle-shown') && dropdown.querySelector('.thebe-cell'))
+                return 'closed';  // a collapsed answer (sphinx-togglebutton) that holds live cells
             return window.__reached.size;
         }""")
         if where == buttons:
