@@ -21,7 +21,8 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from rec11.attention import attention as reference_attention
+from rec11 import attention as reference
+from rec11 import diffusion, lm, vae
 
 
 @dataclass
@@ -119,7 +120,7 @@ def attention(fn) -> Verdict:
         out = _first(fn(Q.clone(), K.clone(), V.clone(), mask.clone()))
     except Exception as error:  # noqa: BLE001 - a student's code can raise anything
         return _raised(error, {"must match the size": "is K transposed with transpose(-2, -1)?"})
-    want = reference_attention(Q, K, V, mask)[0]
+    want = reference.attention(Q, K, V, mask)[0]
     out = torch.as_tensor(out)
     if out.shape != want.shape:
         return _wrong({"shape": f"your output has shape {tuple(out.shape)}; for Q, K of shape "
@@ -153,7 +154,7 @@ def split_heads(fn) -> Verdict:
     """``fn(x, H)``: (N, T, d) -> (N, H, T, d/H), each head a slice of the features."""
     N, T, d, H = 2, 3, 8, 2
     x = torch.arange(N * T * d, dtype=torch.float32).view(N, T, d)
-    want = x.view(N, T, H, d // H).transpose(1, 2)  # (N, H, T, d/H)
+    want = reference.split_heads(x, H)  # (N, H, T, d/H)
     try:
         got = fn(x.clone(), H)
     except Exception as error:  # noqa: BLE001
@@ -180,7 +181,7 @@ def merge_heads(fn) -> Verdict:
     """``fn(out)``: (N, H, T, d/H) -> (N, T, d), the heads' outputs side by side."""
     N, H, T, d_h = 2, 2, 3, 4
     x = torch.arange(N * H * T * d_h, dtype=torch.float32).view(N, H, T, d_h)
-    want = x.transpose(1, 2).reshape(N, T, H * d_h)  # (N, T, d)
+    want = reference.merge_heads(x)  # (N, T, d)
     try:
         got = fn(x.clone())
     except Exception as error:  # noqa: BLE001
@@ -370,17 +371,12 @@ def generate(fn) -> Verdict:
 
 # --- 5. surprisal -------------------------------------------------------------------------
 
-def _reference_surprisal(logits, idx):
-    logp = torch.log_softmax(logits, dim=-1)  # (1, T, V)
-    return -logp[0, :-1].gather(1, idx[0, 1:, None])[:, 0] / math.log(2)  # (T-1,) bits
-
-
 def surprisal(fn) -> Verdict:
     """``fn(logits, idx)`` with logits (1, T, V), idx (1, T) -> (T-1,) bits, one per next token."""
     g = torch.Generator().manual_seed(0)
     T, V = 6, 7
     logits, idx = torch.randn(1, T, V, generator=g) * 2, torch.randint(0, V, (1, T), generator=g)
-    want = _reference_surprisal(logits, idx)
+    want = lm.surprisal(lambda _: logits, idx)[0]  # (T-1,) bits: the package's, on these logits
     try:
         got = torch.as_tensor(fn(logits.clone(), idx.clone())).reshape(-1)
     except Exception as error:  # noqa: BLE001
@@ -428,8 +424,7 @@ def vae_loss(fn) -> Verdict:
         return _raised(error)
     # The loss is linear in beta: at beta = 0 it is the reconstruction term alone.
     recon, kl = at[0.0], at[1.0] - at[0.0]
-    recon_sum = F.mse_loss(xhat, x, reduction="sum").item()
-    kl_sum = (-0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())).item()
+    _, recon_sum, kl_sum = (float(term) for term in vae.vae_loss(xhat, x, mu, logvar))  # the slide's
     r, k = recon / recon_sum, kl / kl_sum  # each term against the slide's, summed
     close = lambda a, b: math.isclose(a, b, rel_tol=1e-4)
     if close(k, -1):
@@ -485,7 +480,7 @@ def diffusion_loss(fn) -> Verdict:
         return _wrong({"no_model": "your function never calls the model on x_t and t."})
     found = {}
     blend = lambda a, b: a[:, None] * x0 + b[:, None] * eps
-    xts = {"right": blend(abar[t].sqrt(), (1 - abar[t]).sqrt()),
+    xts = {"right": diffusion.q_sample(x0, t, eps, abar),
            "paper_t": blend(abar[t - 1].sqrt(), (1 - abar[t - 1]).sqrt()),  # t = 0 wraps to abar[-1]
            "no_sqrt": blend(abar[t], 1 - abar[t]),
            "swapped": blend((1 - abar[t]).sqrt(), abar[t].sqrt())}

@@ -19,7 +19,8 @@ default variant plus each other value of one factor at a time, 6 variants. The r
 per page and per claim (the assert's message), in how many variants it held, with the date,
 machine and commit. Each variant's result is kept in ``--work`` and reused by ``--resume``;
 ``--pages P ...`` runs only those pages again in every variant that has a result (after an
-edit to their claims) and keeps the other pages' rows.
+edit to their claims) and keeps the other pages' rows. ``--report`` runs nothing and writes
+the report from the complete results in ``--work`` (while another run is still going, say).
 """
 
 from __future__ import annotations
@@ -127,10 +128,14 @@ def run_variant(variant: Variant, work: Path, pages: list[str], shared_cores: bo
 
 
 def tally(results: dict[str, dict]) -> dict[str, dict[str, dict]]:
-    """{page: {claim: {"held": [variant names], "false": [...]}}}; a claim not reached is false.
+    """{page: {claim: {"held": [...], "false": [...], "absent": [...]}}}, of variant names.
 
     A claim asserted more than once in a run (in a loop) holds if every time held. A cell
-    that raised is a claim of its own, "runs without error", false in that variant.
+    that raised is a claim of its own, "runs without error", false in that variant. A claim
+    missing from a run in which a cell raised was not reached: false. A claim missing from a
+    run with no error, or from a run without the page, was not asserted there (the page ran
+    at a version without it or without code, or the assert sits in a branch that did not
+    run): absent, neither held nor false.
     """
     table: dict[str, dict[str, dict]] = {}
     errors: set[tuple[str, str]] = set()
@@ -144,14 +149,18 @@ def tally(results: dict[str, dict]) -> dict[str, dict[str, dict]]:
                 seen[message] = False
                 errors.add((page, message))
             for message, held in seen.items():
-                table.setdefault(page, {}).setdefault(message, {"held": [], "false": []})
+                table.setdefault(page, {}).setdefault(message, {"held": [], "false": [], "absent": []})
                 table[page][message]["held" if held else "false"].append(name)
-    every = set(results)
     for page, claims in table.items():
         for message, row in claims.items():
-            missing = sorted(every - set(row["held"]) - set(row["false"]))
-            # an error not raised held; a claim not reached did not
-            row["held" if (page, message) in errors else "false"] += missing
+            for name in sorted(set(results) - set(row["held"]) - set(row["false"])):
+                run = results[name]["pages"].get(page)
+                if (page, message) in errors:  # an error not raised in this run held
+                    row["held"].append(name)
+                elif run is not None and run["errors"]:  # stopped short of it
+                    row["false"].append(name)
+                else:  # not in the page's version of this run (or the page had no code then)
+                    row["absent"].append(name)
     return table
 
 
@@ -195,8 +204,11 @@ def report(results: dict[str, dict], order: list[Variant], root: Path, design: s
         f"- Design: {design} ({len(order)} variants"
         + (", every combination of seed, training threads and kernels)" if design == "full"
            else ": the first variant, then one change at a time; `--design full` crosses them all)"),
+        *([f"- **{n} of the {len(order)} variants have run**; the others are not in this report."]
+          if n < len(order) else []),
         f"- Claims: {len(claims)} on {len(table)} pages; **{len(claims) - len(failing)} of {len(claims)} held in"
-        f" all {n} variants**.",
+        f" every variant that asserted them**"
+        + (f" ({sum(1 for c in claims if not c[2]['absent'])} were asserted in all {n})." if n else "."),
         "",
         "| variant | torch's kernels | commit | minutes | claims false |",
         "|---|---|---|---:|---:|",
@@ -218,11 +230,24 @@ def report(results: dict[str, dict], order: list[Variant], root: Path, design: s
         lines += ["", "## Claims that did not hold everywhere", "", "| page | claim | held | false in |",
                   "|---|---|---:|---|"]
         for page, msg, row in failing:
-            lines.append(f"| {page} | {_cell(msg)} | {len(row['held'])}/{n} | {', '.join(row['false'])} |")
+            lines.append(f"| {page} | {_cell(msg)} | {_held(row)} | {', '.join(row['false'])} |")
+    partial = [c for c in claims if c[2]["absent"] and not c[2]["false"]]
+    if partial:
+        lines += ["", "## Claims asserted in only some variants",
+                  "", "Held wherever they were asserted; the other variants ran a version of the page "
+                  "without them.", "", "| page | claim | held | not asserted in |", "|---|---|---:|---|"]
+        for page, msg, row in partial:
+            lines.append(f"| {page} | {_cell(msg)} | {len(row['held'])}/{len(row['held'])} |"
+                         f" {', '.join(row['absent'])} |")
     lines += ["", "## Every claim", "", "| page | claim | held |", "|---|---|---:|"]
     for page, msg, row in claims:
-        lines.append(f"| {page} | {_cell(msg)} | {len(row['held'])}/{n} |")
+        lines.append(f"| {page} | {_cell(msg)} | {_held(row)} |")
     return "\n".join(lines) + "\n"
+
+
+def _held(row: dict) -> str:
+    """"k/m": held in k of the m variants that asserted the claim."""
+    return f"{len(row['held'])}/{len(row['held']) + len(row['false'])}"
 
 
 def _cell(text: str) -> str:
@@ -242,6 +267,8 @@ def main(argv=None) -> int:
     parser.add_argument("--resume", action="store_true", help="reuse the variants already in --work")
     parser.add_argument("--out", type=Path, default=Path("ROBUSTNESS.md"))
     parser.add_argument("--jobs", type=int, default=1, help="variants run at once (default 1)")
+    parser.add_argument("--report", action="store_true",
+                        help="run nothing: write the report from the complete results in --work")
     args = parser.parse_args(argv)
     root = book_root()
     if root is None:
@@ -254,7 +281,10 @@ def main(argv=None) -> int:
     for variant in order:
         saved = args.work / f"{variant.name}.json"
         done = saved.is_file() and json.loads(saved.read_text()).get("complete")
-        if args.pages and not done:  # its full run, when it comes, runs the pages as they are
+        if args.report:
+            if done:
+                results[variant.name] = json.loads(saved.read_text())
+        elif args.pages and not done:  # its full run, when it comes, runs the pages as they are
             print(f"{variant.label}: not run in full yet, so not re-run", flush=True)
         elif args.resume and done and not args.pages:
             results[variant.name] = json.loads(saved.read_text())

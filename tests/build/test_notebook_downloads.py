@@ -219,7 +219,9 @@ def test_each_page_with_a_download_opens_it_in_colab(rebuilt, root):
         html = (rebuilt / "html" / rel).with_suffix(".html").read_text()
         url = f"{COLAB}/{org_repo}/blob/{NOTEBOOKS_BRANCH}/{rel.with_suffix('.ipynb').as_posix()}"
         assert f'href="{url}"' in html, f"{rel}: no Colab link to {url}"
-    assert COLAB not in (rebuilt / "html" / "book" / "exercises.html").read_text(), "a Colab link with no notebook"
+    codeless = rebuilt / "html" / "book" / "where-this-lands.html"  # a page with no code: no notebook
+    assert "{code-cell}" not in (root / "book" / "where-this-lands.md").read_text()
+    assert COLAB not in codeless.read_text(), "a Colab link with no notebook"
 
 
 def test_the_exercises_download_has_every_starter_and_check_and_folds_the_answers(rebuilt, root):

@@ -55,13 +55,15 @@ def test_every_claim_is_recorded_and_a_failing_one_does_not_stop_the_page(tmp_pa
     assert result["glued"] == {"x": "2"}
 
 
-def test_the_tally_counts_a_claim_not_reached_as_false():
+def test_the_tally_counts_a_claim_not_reached_as_false_and_one_not_asserted_as_absent():
     run = lambda claims, errors=(): {"pages": {"p.md": {"claims": claims, "errors": list(errors)}}}
     results = {"a": run([[True, "c1"], [True, "c2"]]), "b": run([[True, "c1"], [False, "c1"]]),
-               "c": run([[True, "c1"]], [{"line": 4, "error": "KeyError: 'k'"}])}
+               "c": run([[True, "c1"]], [{"line": 4, "error": "KeyError: 'k'"}]),
+               "d": {"pages": {}}}
     table = robustness.tally(results)["p.md"]
-    assert table["c1"] == {"held": ["a", "c"], "false": ["b"]}
-    assert sorted(table["c2"]["false"]) == ["b", "c"]
+    assert table["c1"] == {"held": ["a", "c"], "false": ["b"], "absent": ["d"]}
+    assert table["c2"] == {"held": ["a"], "false": ["c"], "absent": ["b", "d"]}, \
+        "b ran the page to the end without asserting c2; c stopped at an error; d had no such page"
     assert table["line 4 runs without error (KeyError: 'k')"]["false"] == ["c"]
 
 
@@ -114,4 +116,21 @@ def test_the_report_says_which_commit_each_variant_ran(tmp_path):
                b.name: run(commit="def5678")}
     text = robustness.report(results, [a, b], tmp_path)
     assert f"| {a.label} | AVX2 | abc1234, edited pages at def5678 | 1.0 | 0 |" in text
+    assert "| p.md | c | 2/2 |" in text
     assert f"| {b.label} | AVX2 | def5678 | 1.0 | 0 |" in text
+
+
+def test_report_only_runs_nothing_and_reports_the_complete_variants(tmp_path, monkeypatch):
+    import json
+
+    done, stopped = robustness.variants("axes")[:2]
+    (tmp_path / f"{done.name}.json").write_text(json.dumps(
+        {"complete": True, "seconds": 60, "commit": "abc1234", "environment": {"capability": "AVX2"},
+         "pages": {"p.md": {"claims": [[True, "c"]], "errors": []}}}))
+    (tmp_path / f"{stopped.name}.json").write_text(json.dumps({"pages": {}}))
+    monkeypatch.setattr(robustness, "run_variant", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    out = tmp_path / "R.md"
+    assert robustness.main(["--design", "axes", "--work", str(tmp_path), "--out", str(out), "--report"]) == 0
+    text = out.read_text()
+    assert f"| {done.label} | AVX2 | abc1234 |" in text and stopped.label not in text
+    assert "**1 of the 6 variants have run**" in text
