@@ -67,6 +67,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 SITE = "http://handout.rec11/"
 PRINT_PAGE = "handout.html"
 FIGURES = "_figures/"  # where the print page finds figures/NAME.svg
+SETTLE_SECONDS = 180  # the longest a loaded machine has needed is well under a minute
 MARGIN = {"top": "15mm", "bottom": "18mm", "left": "14mm", "right": "14mm"}  # the footer sits in the bottom one
 
 # Added to the site's own CSS (rec11.css already prints a page as a handout).
@@ -278,6 +279,32 @@ def footer(facts: dict, instructor: bool) -> str:
             '<span>page <span class="pageNumber"></span> of <span class="totalPages"></span></span></div>')
 
 
+def settle(tab, in_flight: set, crashed: list) -> None:
+    """Wait until every request the page made has an answer and every image is decoded.
+
+    The page's own ledger, not Playwright's "networkidle": that state, once lost to a late
+    font, is not always regained, and a print then waits forever for nothing.
+    """
+    deadline = time.monotonic() + SETTLE_SECONDS
+    quiet_since = None
+    while True:
+        if crashed:
+            raise HandoutError("Chromium's tab crashed while it laid out the handout")
+        quiet = not in_flight and tab.evaluate("[...document.images].every(i => i.complete)")
+        now = time.monotonic()
+        if not quiet:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif now - quiet_since >= 0.5:  # a font or image that starts another request has had its turn
+            return
+        if now > deadline:
+            waiting = sorted(request.url for request in in_flight)[:5]
+            raise HandoutError(f"the print page was still loading after {SETTLE_SECONDS} s: "
+                               f"{waiting or 'images still decoding'}")
+        tab.wait_for_timeout(100)  # lets Playwright answer the routes meanwhile
+
+
 def load(browser, page_html: str, html: Path, figures: Path):
     """A tab with the print page loaded, every image in and the math typeset."""
     missing, off_site = [], []
@@ -297,13 +324,18 @@ def load(browser, page_html: str, html: Path, figures: Path):
         return route.fulfill(path=file)
 
     tab = browser.new_page()
+    in_flight, crashed = set(), []
+    tab.on("request", lambda request: in_flight.add(request))
+    tab.on("requestfinished", lambda request: in_flight.discard(request))
+    tab.on("requestfailed", lambda request: in_flight.discard(request))
+    tab.on("crash", lambda _: crashed.append(True))
     tab.route("**/*", serve)
-    tab.goto(SITE + PRINT_PAGE, wait_until="networkidle", timeout=120_000)
+    tab.goto(SITE + PRINT_PAGE, wait_until="load", timeout=SETTLE_SECONDS * 1000)
     if tab.evaluate("!!document.querySelector('script[src*=\"mathjax\"]')"):  # math typeset in the browser
         tab.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=60_000)
         tab.evaluate("MathJax.startup.promise")
     tab.evaluate("document.fonts.ready.then(() => true)")
-    tab.wait_for_load_state("networkidle", timeout=120_000)  # a busy machine needs more than 30 s
+    settle(tab, in_flight, crashed)
     if off_site:
         raise HandoutError(f"the pages asked for files outside the site: {sorted(set(off_site))[:5]}")
     if missing:

@@ -1,0 +1,59 @@
+"""The print page waits for its own requests, and says which one never came back."""
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from rec11.book import handout
+
+
+@dataclass(frozen=True)
+class Request:
+    url: str
+
+
+class Tab:
+    """A stand-in tab: ``images`` says whether every image is decoded; time passes per wait."""
+
+    def __init__(self, images=True, on_wait=None):
+        self.images, self.on_wait, self.waits = images, on_wait, 0
+
+    def evaluate(self, script):
+        return self.images
+
+    def wait_for_timeout(self, ms):
+        time.sleep(ms / 1000)
+        self.waits += 1
+        if self.on_wait:
+            self.on_wait(self)
+
+
+def test_settle_returns_once_nothing_is_in_flight():
+    tab = Tab()
+    handout.settle(tab, set(), [])
+    assert 4 <= tab.waits <= 10  # half a second of quiet, in steps of 0.1 s
+
+
+def test_settle_waits_for_a_late_request():
+    late = Request("http://handout.rec11/_static/font.woff")
+    in_flight = {late}
+
+    def answer(tab):
+        if tab.waits == 3:
+            in_flight.discard(late)
+
+    tab = Tab(on_wait=answer)
+    handout.settle(tab, in_flight, [])
+    assert tab.waits >= 3 + 5
+
+
+def test_settle_names_the_request_that_never_came_back(monkeypatch):
+    monkeypatch.setattr(handout, "SETTLE_SECONDS", 0.3)
+    stuck = Request("http://handout.rec11/_figures/never.svg")
+    with pytest.raises(handout.HandoutError, match="never.svg"):
+        handout.settle(Tab(), {stuck}, [])
+
+
+def test_settle_reports_a_crashed_tab():
+    with pytest.raises(handout.HandoutError, match="crashed"):
+        handout.settle(Tab(), set(), [True])
