@@ -56,7 +56,7 @@ preview: $(VENV)/.installed node_modules/.installed
 # BENCH_ARGS=--speed-only redoes only the last three, on this checkout's build (~7 minutes).
 BENCH_ARGS ?=
 bench: $(VENV)/.installed node_modules/.installed
-	$(PY) -m rec11.book.bench $(BENCH_ARGS)
+	$(PY) -m rec11_tools.bench $(BENCH_ARGS)
 
 # Every page's claims on models retrained under seeds 0-2, one and two training threads,
 # and three sets of CPU kernels (18 variants, each with an empty model cache); writes

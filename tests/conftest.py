@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rec11.book.previewtime import free_port
+from rec11_tools.previewtime import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

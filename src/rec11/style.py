@@ -9,7 +9,7 @@ Figures are sized for a phone. A phone shows a figure about 342 CSS px wide, so 
 figure W inches wide is shrunk by 342 / (W * dpi) and its text of f points ends up
 f * 342 / (72 * W) px tall, whatever the dpi. At the default width of 5 inches,
 10-point text shows at 9.5 px; nothing in a figure may be smaller than 9 px there
-(``rec11.book.figtext`` measures it). A wider figure needs larger text, and a
+(``rec11_tools.figtext`` measures it). A wider figure needs larger text, and a
 math subscript is drawn at 70 % of its label's size.
 """
 

@@ -107,7 +107,7 @@ def environment() -> dict:
 
 
 def main(argv=None) -> int:
-    from rec11.book.execute import book_pages
+    from rec11_tools.run_pages import book_pages
     from rec11.sources import book_root
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -41,7 +41,7 @@ from browser_support import (CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSi
                              site_config)
 
 # Static files, gzipped as GitHub Pages serves them: the same server `make bench` measures with.
-from rec11.book.pagespeed import PagesLikeHandler
+from rec11_tools.pagespeed import PagesLikeHandler
 
 
 # --- timings and page weights, printed after the run as a report --------------------
@@ -161,7 +161,7 @@ def hub_site(tmp_path_factory) -> dict:
     {html, hub_url}. The hub's port is chosen here, because the build writes its URL into
     the pages. ``REC11_HUB_SITE=DIR`` reuses a hub-mode build made earlier into ``DIR``.
     """
-    from rec11.book.previewtime import free_port
+    from rec11_tools.previewtime import free_port
 
     reuse = os.environ.get("REC11_HUB_SITE")
     if reuse:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from browser_support import ROOT
 
-from rec11.book.previewtime import free_port
+from rec11_tools.previewtime import free_port
 
 SLOW_SPAWN = 12  # s: the slow spawn a test shows progress for
 CHP = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"

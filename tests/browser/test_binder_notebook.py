@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from browser_support import ROOT, jupyter_process
 
-from rec11.book.previewtime import free_port
+from rec11_tools.previewtime import free_port
 
 pytestmark = pytest.mark.browser
 

@@ -5,7 +5,7 @@ The performance target (>= 90) is a timing, and these machines are noisy (the sa
 scored 82 to 93 under load), so it is reported, not asserted: printed at the end of the
 run, and written to BENCHMARKS.md by `make bench`. Lighthouse 12.2.3 is the npm copy
 pinned in package-lock.json, driving Debian's Chromium; a page that misses a target is
-run once more and the better run counts (rec11.book.pagespeed.lighthouse). About 15 s a
+run once more and the better run counts (rec11_tools.pagespeed.lighthouse). About 15 s a
 page.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 from browser_support import REPORT, book_dir, page_url, site_pages
 
-from rec11.book.pagespeed import MAX_CLS, MIN_SCORES, lighthouse
+from rec11_tools.pagespeed import MAX_CLS, MIN_SCORES, lighthouse
 
 pytestmark = pytest.mark.browser
 

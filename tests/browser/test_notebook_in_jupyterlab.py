@@ -20,7 +20,7 @@ import nbformat
 import pytest
 from browser_support import jupyter_process
 
-from rec11.book.previewtime import free_port
+from rec11_tools.previewtime import free_port
 
 pytestmark = pytest.mark.browser
 

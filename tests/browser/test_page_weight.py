@@ -1,7 +1,7 @@
 """Page weight before live code starts: every toc page, as a phone transfers it.
 
 The site is served the way GitHub Pages serves it (gzip for text; see conftest.py). Each
-page is opened in a phone-sized window (rec11.book.pagespeed.weigh), scrolled to its end
+page is opened in a phone-sized window (rec11_tools.pagespeed.weigh), scrolled to its end
 so lazy figures load, then with every dropdown open and scrolled again: what a reader
 can fetch before Live Code. The heaviest page must stay within 0.40 MB (the README's budget); the
 table and the median are printed at the end of the run. Math is typeset when the book
@@ -16,7 +16,7 @@ import pytest
 from browser_support import REPORT, book_dir, page_url, site_pages
 from fontTools.ttLib import TTFont
 
-from rec11.book.pagespeed import MAX_PAGE_BYTES, weigh
+from rec11_tools.pagespeed import MAX_PAGE_BYTES, weigh
 
 pytestmark = pytest.mark.browser
 

@@ -105,7 +105,7 @@ def test_every_glue_reference_resolves(root, built):
 
 
 def test_no_figure_text_is_smaller_than_9_px_on_a_phone(built):
-    from rec11.book.figtext import MIN_PX, measure
+    from rec11_tools.figtext import MIN_PX, measure
 
     sizes = measure(built / "figures")
     assert sizes, "no figures exported"

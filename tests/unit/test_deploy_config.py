@@ -1,6 +1,6 @@
 """deploy/jupyterhub: the Zero to JupyterHub config agrees with the measurements and the guide.
 
-* its per-user memory and CPU are what ``rec11.book.hubsize`` derives from the measured
+* its per-user memory and CPU are what ``rec11_tools.hubsize`` derives from the measured
   ``sizing.json``, and SIZING.md is that file's current rendering;
 * CORS names the book's GitHub Pages origin, on the hub and on the single-user servers;
 * single-user servers accept the token on the kernel's websocket (JUPYTERHUB_ALLOW_TOKEN_IN_URL);
@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from rec11.book import hubsize
+from rec11_tools import hubsize
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy" / "jupyterhub"
@@ -67,7 +67,7 @@ def test_memory_and_cpu_are_the_measured_ones(config, measured):
 
 def test_the_sizing_report_is_the_current_rendering_of_the_measurements(measured):
     assert (DEPLOY / "SIZING.md").read_text() == hubsize.markdown(measured), (
-        "deploy/jupyterhub/SIZING.md is stale: run `python -m rec11.book.hubsize`")
+        "deploy/jupyterhub/SIZING.md is stale: run `python -m rec11_tools.hubsize`")
 
 
 def test_cors_names_the_books_pages_origin_on_the_hub_and_its_servers(config):

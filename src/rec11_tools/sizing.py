@@ -1,7 +1,7 @@
 """Size a JupyterHub for a class: N students' kernels at once, each running the pages' cells.
 
-    python -m rec11.book.sizing                      # N = 1, 2, 4, 8; writes deploy/jupyterhub/sizing.json
-    python -m rec11.book.sizing --n 1 2 --pages book/attention book/vae --out /tmp/s.json
+    python -m rec11_tools.sizing                      # N = 1, 2, 4, 8; writes deploy/jupyterhub/sizing.json
+    python -m rec11_tools.sizing --n 1 2 --pages book/attention book/vae --out /tmp/s.json
 
 A *student* is one process that goes through the core pages in the book's order the way
 Live Code does: a fresh kernel per page (Live Code starts one session per page), every
@@ -19,7 +19,7 @@ and, once, ``server_mb``: the resident memory of an idle Jupyter server with thi
 environment's extensions, which is what a reader's single-user server adds to its kernels.
 
 The load average before and after each round is recorded with the results: the numbers
-are only as quiet as the machine was. ``rec11.book.hubsize`` turns the results into the
+are only as quiet as the machine was. ``rec11_tools.hubsize`` turns the results into the
 per-user memory limit and guarantee and the class-size table (README, deploy guide).
 """
 
@@ -36,7 +36,7 @@ from pathlib import Path
 
 from rec11.book import notes
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "deploy" / "jupyterhub" / "sizing.json"
 ONE_THREAD = {"REC11_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
@@ -144,7 +144,7 @@ def round_of(n: int, book: Path, pages: list[str]) -> dict:
     env = {**os.environ, **ONE_THREAD}
     before = load()
     start = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "rec11.book.sizing", "--student", "--book", str(book),
+    procs = [subprocess.Popen([sys.executable, "-m", "rec11_tools.sizing", "--student", "--book", str(book),
                                "--pages", *pages], stdout=subprocess.PIPE, text=True, env=env)
              for _ in range(n)]
     results = []

@@ -1,6 +1,6 @@
 """Page speed as a phone sees it: bytes transferred per page, and Lighthouse's scores.
 
-    python -m rec11.book.pagespeed [--html _build/html] [--pages book/vae ...] [--no-lighthouse] [--json FILE]
+    python -m rec11_tools.pagespeed [--html _build/html] [--pages book/vae ...] [--no-lighthouse] [--json FILE]
 
 The built site is served from 127.0.0.1 the way GitHub Pages serves it (gzip for text:
 ``PagesLikeHandler``, which the browser tests use too). Nothing leaves the machine.
@@ -36,7 +36,7 @@ from pathlib import Path
 
 from rec11.book.handout import CHROMIUM, CHROMIUM_ARGS  # the one browser the book drives
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 PHONE = {"width": 390, "height": 844}
 
 # The targets (README, "Speed, and what a rebuild costs"): whole-page weight, and Lighthouse on every page.

@@ -1,6 +1,6 @@
 """How small the text of each figure shows on a phone.
 
-    python -m rec11.book.figtext [FIGURES_DIR]     # default: figures/
+    python -m rec11_tools.figtext [FIGURES_DIR]     # default: figures/
 
 A page shows a figure's PNG at its own pixel width, or shrunk to the text column,
 whichever is narrower. On a 390 px phone the column is about 342 CSS px wide

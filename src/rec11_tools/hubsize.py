@@ -1,6 +1,6 @@
-"""From the kernel measurements (rec11.book.sizing) to a hub's size and per-user limits.
+"""From the kernel measurements (rec11_tools.sizing) to a hub's size and per-user limits.
 
-    python -m rec11.book.hubsize            # print the tables; write deploy/jupyterhub/SIZING.md
+    python -m rec11_tools.hubsize            # print the tables; write deploy/jupyterhub/SIZING.md
 
 The rules, each from a measured number (``deploy/jupyterhub/sizing.json``):
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 SIZING = ROOT / "deploy" / "jupyterhub" / "sizing.json"
 REPORT = ROOT / "deploy" / "jupyterhub" / "SIZING.md"
 CLASSES = (50, 150, 300)
@@ -142,9 +142,9 @@ def markdown(data: dict, book: Path = ROOT) -> str:
     lines = [
         "# Sizing the hub for Recitation 11",
         "",
-        f"Measured by `python -m rec11.book.sizing` on {data['machine']['date']}, {data['machine']['cores']} cores "
+        f"Measured by `python -m rec11_tools.sizing` on {data['machine']['date']}, {data['machine']['cores']} cores "
         f"(shared with other work: the load average is listed with each round), Python {data['machine']['python']}; "
-        "tables by `python -m rec11.book.hubsize`. Each kernel runs one thread and loads the models from the cache.",
+        "tables by `python -m rec11_tools.hubsize`. Each kernel runs one thread and loads the models from the cache.",
         "",
         "## One kernel per page (one student, a quiet kernel)",
         "",

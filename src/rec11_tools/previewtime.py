@@ -1,6 +1,6 @@
 """How long ``make preview`` takes from saving a prose edit to the new page on disk.
 
-    python -m rec11.book.previewtime [--book DIR] [--runs 3]
+    python -m rec11_tools.previewtime [--book DIR] [--runs 3]
 
 Starts the preview server on a free port (``python -m rec11.book.preview``), waits for
 its first build, then, ``runs`` times: saves a one-word prose edit to a page, and times

@@ -1,7 +1,7 @@
 """Benchmark the book's build and its live cells; write the results to BENCHMARKS.md.
 
-    python -m rec11.book.bench                # everything (about 20 minutes on 2 cores)
-    python -m rec11.book.bench --speed-only   # only the page-speed section, on this checkout (~7 min)
+    python -m rec11_tools.bench                # everything (about 20 minutes on 2 cores)
+    python -m rec11_tools.bench --speed-only   # only the page-speed section, on this checkout (~7 min)
 
 Each measurement works on a fresh ``git clone`` of the committed HEAD in a temporary
 folder, with the same virtual environment (dependencies installed) but empty caches:
@@ -15,8 +15,8 @@ folder, with the same virtual environment (dependencies installed) but empty cac
   time and the kernel's peak memory, the Binder-like budget;
 * page weight: bytes a reader's browser fetches for each page before live code starts;
 * page speed (``--speed-only`` redoes just this section, on the checkout's own build):
-  weight on a phone and Lighthouse's mobile scores for every page (rec11.book.pagespeed),
-  ``make preview``'s save-to-page time (rec11.book.previewtime), and where a prose-edit
+  weight on a phone and Lighthouse's mobile scores for every page (rec11_tools.pagespeed),
+  ``make preview``'s save-to-page time (rec11_tools.previewtime), and where a prose-edit
   ``make build`` spends its time (cProfile).
 
 Timings are reported, never asserted: these machines are noisy.
@@ -39,12 +39,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from rec11.book import notes, pagespeed, previewtime
+from rec11.book import notes
+from rec11_tools import pagespeed, previewtime
 from rec11.book.build import execution_summary
 from rec11.book.fingerprints import page_modules
 from rec11.sources import module_closure
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536,
           "page_mb": pagespeed.MAX_PAGE_BYTES / 1e6, "lm_pages_s": 70, "preview_s": 3}
 # The pages that share the tiny GPT (they call ``lm.load()``): together, training included,
@@ -94,7 +95,7 @@ def edit(path: Path, old: str, new: str) -> None:
 def one_core_cells(book: Path, page: str, env: dict) -> list[dict]:
     """Run one page's cells in a fresh kernel pinned to core 0; time and memory per cell."""
     taskset = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-    result = subprocess.run([*taskset, sys.executable, "-m", "rec11.book.execute", "--json", f"{page}.md"],
+    result = subprocess.run([*taskset, sys.executable, "-m", "rec11_tools.run_pages", "--json", f"{page}.md"],
                             capture_output=True, text=True, env={**env, "REC11_THREADS": "1"}, cwd=book)
     if result.returncode != 0:
         sys.exit(f"bench: running {page} on one core failed:\n{result.stderr[-3000:]}")
@@ -282,8 +283,8 @@ def render_speed(speed: dict) -> str:
     lines = [
         SPEED_HEADING,
         "",
-        f"Measured on {dt.date.today().isoformat()} by `python -m rec11.book.bench`, served from 127.0.0.1",
-        "with gzip as GitHub Pages serves text (`rec11.book.pagespeed`). Weight: bytes transferred before Live Code",
+        f"Measured on {dt.date.today().isoformat()} by `python -m rec11_tools.bench`, served from 127.0.0.1",
+        "with gzip as GitHub Pages serves text (`rec11_tools.pagespeed`). Weight: bytes transferred before Live Code",
         "on a 390 x 844 phone screen, when the page opens and after scrolling to its end (figures load lazily);",
         "every dropdown opened as well adds nothing today. Lighthouse 12.2.3, mobile preset (simulated slow 4G,",
         "4x CPU slowdown), offline; a page below a target is run once more and the better run is shown.",
@@ -340,7 +341,7 @@ def render(rows, cells, weights, clone, commit) -> str:
     lines = [
         "# Benchmarks",
         "",
-        f"Written by `python -m rec11.book.bench` on {dt.date.today().isoformat()}, commit `{commit}`,",
+        f"Written by `python -m rec11_tools.bench` on {dt.date.today().isoformat()}, commit `{commit}`,",
         f"on {machine()}. Timings vary from run to run on shared machines: read them as sizes, not limits.",
         "",
         "## Builds",

@@ -1,6 +1,6 @@
 """Run pages' code cells outside Sphinx, timing each cell and watching the kernel's memory.
 
-    python -m rec11.book.execute [--json] [PAGE.md ...]     # default: every page in _toc.yml
+    python -m rec11_tools.run_pages [--json] [PAGE.md ...]     # default: every page in _toc.yml
 
 Two users:
 
@@ -8,7 +8,7 @@ Two users:
   in the model cache before any student opens a page: a live cell then loads a model
   instead of training it. Running the pages themselves (rather than a list of configs)
   means the cache holds exactly the models the pages ask for.
-* The benchmark (``rec11.book.bench``) runs each page pinned to one core, to measure
+* The benchmark (``rec11_tools.bench``) runs each page pinned to one core, to measure
   what a student's kernel experiences.
 """
 
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
 
         root = book_root()
         if root is None:
-            sys.exit("rec11.book.execute: run it inside the book (no _config.yml above this folder)")
+            sys.exit("rec11_tools.run_pages: run it inside the book (no _config.yml above this folder)")
         pages = book_pages(root)
     results = {}
     for page in pages:
