@@ -166,6 +166,7 @@ def record(app: Sphinx, doctree: nodes.document) -> None:
     exercises = tuple(practice(doctree))
     app.env.rec11_reading[app.env.docname] = count(doctree, priority, skip=exercises)
     app.env.rec11_practice[app.env.docname] = sum((count(n, priority) for n in exercises), Reading())
+    app.env.rec11_agenda[app.env.docname] = next(doctree.findall(agenda_node), None) is not None
 
 
 class Times:
@@ -327,11 +328,30 @@ def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         title.parent.insert(title.parent.index(title) + 1, line)
 
 
+def note_reads(app: Sphinx, env, docnames: list[str]) -> None:
+    env.rec11_read_now = set(docnames)  # the pages this build reads again
+
+
+def rewrite_stale(app: Sphinx, env) -> list[str]:
+    """The pages holding an ``{agenda}``, to be written again when any page was read.
+
+    An agenda shows every page's time, but unless it is a toctree parent of the page
+    that changed (Sphinx rewrites those), its own page is not read again, and Sphinx
+    would keep its old HTML.
+    """
+    if not getattr(env, "rec11_read_now", None):
+        return []
+    return sorted(d for d, has in env.rec11_agenda.items() if has and d not in env.rec11_read_now)
+
+
 def setup(app: Sphinx) -> dict:
     app.add_node(agenda_node)
     app.add_directive("agenda", Agenda)
     keep_per_page(app, "rec11_reading")
     keep_per_page(app, "rec11_practice")
+    keep_per_page(app, "rec11_agenda")  # docname -> whether it holds an {agenda}
+    app.connect("env-before-read-docs", note_reads)
     app.connect("doctree-read", record)
+    app.connect("env-updated", rewrite_stale)
     app.connect("doctree-resolved", resolve)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}
