@@ -1,0 +1,65 @@
+"""ARCHITECTURE.md's pipeline table is the pipeline: every handler the book's extensions
+register, in the order Sphinx runs them, with its priority."""
+
+import importlib
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Sphinx's events, in the order one HTML build emits them.
+EVENTS = ["config-inited", "builder-inited", "env-get-outdated", "env-purge-doc", "env-before-read-docs",
+          "source-read", "doctree-read", "env-merge-info", "env-updated", "env-check-consistency",
+          "doctree-resolved", "html-page-context", "build-finished"]
+
+
+class Recorder:
+    """Enough of a Sphinx application for the extensions' setup(): it keeps what they connect."""
+
+    def __init__(self):
+        self.listeners, self.loaded = [], []
+
+    def connect(self, event, callback, priority=500):
+        self.listeners.append((event, priority, len(self.listeners), callback))
+
+    def setup_extension(self, name):
+        if name.startswith("rec11.") and name not in self.loaded:  # Sphinx loads each once
+            self.loaded.append(name)
+            importlib.import_module(name).setup(self)
+
+    def __getattr__(self, name):  # add_directive, add_node, add_config_value, ...
+        return lambda *args, **kwargs: None
+
+
+def registered() -> list[tuple[str, str, int]]:
+    """(event, module.handler, priority) in the order Sphinx would call them."""
+    app = Recorder()
+    for name in yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["extra_extensions"]:
+        app.setup_extension(name)
+    unknown = {event for event, *_ in app.listeners} - set(EVENTS)
+    assert not unknown, f"add {unknown} to EVENTS, where Sphinx emits it"
+    rows = []
+    for event, priority, _, callback in sorted(app.listeners, key=lambda r: (EVENTS.index(r[0]), r[1], r[2])):
+        name = f"{callback.__module__.removeprefix('rec11.book.')}.{callback.__qualname__}"
+        row = (event, name.replace(".<locals>", ""), priority)
+        if row not in rows:  # keep_per_page's three, registered once per record
+            rows.append(row)
+    return rows
+
+
+def mapped() -> list[tuple[str, str, int]]:
+    table = (ROOT / "ARCHITECTURE.md").read_text()
+    return [(event, handler, int(priority)) for event, handler, priority in
+            re.findall(r"^\| ([a-z-]+) \| ([\w.]+) \| (\d+) \|", table, re.M)]
+
+
+def test_every_registered_handler_is_in_the_map_in_the_order_it_runs():
+    actual, listed = registered(), mapped()
+    assert len(actual) > 30
+    missing = [row for row in actual if row not in listed]
+    stale = [row for row in listed if row not in actual]
+    assert not missing, f"registered but not in ARCHITECTURE.md: {missing}"
+    assert not stale, f"in ARCHITECTURE.md but not registered: {stale}"
+    assert listed == actual, "ARCHITECTURE.md lists the handlers in another order than Sphinx runs them"
