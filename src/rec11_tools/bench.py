@@ -39,11 +39,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from rec11.book import notes
-from rec11_tools import pagespeed, previewtime
 from rec11.book.build import execution_summary
 from rec11.book.fingerprints import page_modules
+from rec11.book.pages import toc_pages
 from rec11.sources import module_closure
+from rec11_tools import pagespeed, previewtime
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536,
@@ -53,7 +53,7 @@ BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536,
 
 
 def lm_pages(book: Path) -> list[str]:
-    return [page for page in notes.toc_pages(book) if "lm.load(" in (book / f"{page}.md").read_text()]
+    return [page for page in toc_pages(book) if "lm.load(" in (book / f"{page}.md").read_text()]
 CODE_EDIT_PAGE = "book/further/exercise-1.md"  # the code-edit rebuild changes a plotting cell here
 EXEC_TIME = re.compile(r"^(?P<page>\S+?)\.md: Executed notebook in (?P<s>[\d.]+) seconds", re.M)
 
@@ -78,7 +78,7 @@ def code_cells(book: Path, page: str) -> int:
 def pages_importing(book: Path, module: str) -> set[str]:
     """Pages whose code imports ``module``, directly or through other package modules."""
     found = set()
-    for page in notes.toc_pages(book):
+    for page in toc_pages(book):
         modules = page_modules((book / f"{page}.md").read_text())
         if module in module_closure(modules, book / "src" / "rec11"):
             found.add(page)
@@ -188,9 +188,9 @@ def main(argv=None) -> int:
     rows["package"]["expected"] = sorted(expected)
 
     print("bench: every cell on one core ...", flush=True)
-    cells = {page: one_core_cells(clone, page, env) for page in notes.toc_pages(clone)
+    cells = {page: one_core_cells(clone, page, env) for page in toc_pages(clone)
              if code_cells(clone, page)}
-    weights = {page: page_weight(clone / "_build" / "html", page) for page in notes.toc_pages(clone)}
+    weights = {page: page_weight(clone / "_build" / "html", page) for page in toc_pages(clone)}
     speed = page_speed(clone, env)
 
     report = render(rows, cells, weights, clone, commit) + render_speed(speed)
@@ -264,7 +264,7 @@ def profile_prose_build(book: Path, env: dict) -> dict:
 
 def page_speed(book: Path, env: dict) -> dict:
     html = book / "_build" / "html"
-    pages = [p for p in notes.toc_pages(book) if (html / f"{p}.html").is_file()]
+    pages = [p for p in toc_pages(book) if (html / f"{p}.html").is_file()]
     print("bench: page weight and Lighthouse on every page ...", flush=True)
     found = pagespeed.measure(html, pages)
     print("bench: preview save-to-page ...", flush=True)
@@ -370,7 +370,7 @@ def render(rows, cells, weights, clone, commit) -> str:
         "| page | cold execution (s) | code cells | slowest cell, one core (s) | all cells, one core (s) | peak memory (MB) | weight (KB) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for page in notes.toc_pages(clone):
+    for page in toc_pages(clone):
         page_cells = cells.get(page, [])
         worst = max((c["seconds"] for c in page_cells), default=0)
         lines.append(

@@ -236,7 +236,7 @@ def table(found: dict) -> list[str]:
 
 
 def main(argv=None) -> int:
-    from rec11.book.notes import toc_pages
+    from rec11.book.pages import toc_pages
 
     parser = argparse.ArgumentParser(description="Page weight and Lighthouse scores of the built site.")
     parser.add_argument("--book", type=Path, default=Path("."))

@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from rec11.book import notes
+from rec11.book.pages import toc_pages
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "deploy" / "jupyterhub" / "sizing.json"
@@ -44,7 +44,7 @@ ONE_THREAD = {"REC11_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "
 def core_pages(book: Path) -> list[str]:
     """The toc's core pages that students open (not book/further/, not the instructor's), in order."""
     pages = []
-    for page in notes.toc_pages(book):
+    for page in toc_pages(book):
         path = book / f"{page}.md"
         if "/further/" not in page and page != "book/instructor" and path.is_file() and "```{code-cell}" in path.read_text():
             pages.append(page)

@@ -22,13 +22,14 @@ from browser_support import REPORT, book_dir
 from test_print import UI_TEXT
 
 from rec11.book import notes
-from rec11.book.handout import audience, instructor_name
+from rec11.book.pages import for_instructors, front_matter, load_substitutions, toc_pages
+from rec11.book.handout import instructor_name
 
 pytestmark = pytest.mark.browser
 
 BOOK = book_dir()
-NAME = notes.load_substitutions(BOOK)["handout"]
-STUDENT_PAGES = [p for p in notes.toc_pages(BOOK) if audience(BOOK, p) != "instructors"]
+NAME = load_substitutions(BOOK)["handout"]
+STUDENT_PAGES = [p for p in toc_pages(BOOK) if not for_instructors(front_matter(BOOK, p))]
 
 
 def flat(text: str) -> str:

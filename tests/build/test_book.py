@@ -5,6 +5,7 @@ import re
 import pytest
 
 from rec11.book import notes
+from rec11.book.pages import toc_pages
 
 pytestmark = pytest.mark.build
 
@@ -20,7 +21,7 @@ def page_html(built, page):
 
 
 def test_every_toc_page_is_built_without_leftovers(root, built):
-    for page in notes.toc_pages(root):
+    for page in toc_pages(root):
         html = page_html(built, page)
         assert "{{" not in html, f"{page}: an unsubstituted course fact"
         # only a cell tagged raises-exception may show a traceback
@@ -38,7 +39,7 @@ def test_the_landing_figure_is_built_with_its_alt_text(built):
 
 
 def test_every_image_has_real_alt_text(root, built):
-    for page in notes.toc_pages(root):
+    for page in toc_pages(root):
         for tag in re.findall(r"<img\b[^>]*>", page_html(built, page)):  # figures and theme chrome
             alt = re.search(r'\balt="([^"]*)"', tag)
             assert alt and len(alt[1]) >= 15 and not alt[1].endswith((".png", ".svg")), f"{page}: {tag[:200]}"
@@ -81,7 +82,7 @@ def times(root, built):
 
 
 def test_every_page_shows_its_reading_time(root, built):
-    for page in notes.toc_pages(root):
+    for page in toc_pages(root):
         assert 'class="rec11-reading-time"' in page_html(built, page), f"{page}: no reading time under the title"
     landing = page_html(built, "book/index")
     assert "The chapter's core reads in about" in landing
@@ -99,7 +100,7 @@ def test_the_core_fits_the_session(times):
 
 
 def test_every_glue_reference_resolves(root, built):
-    for page in notes.toc_pages(root):
+    for page in toc_pages(root):
         html = page_html(built, page)
         assert "{glue" not in html and "glue:text" not in html, f"{page}: an unresolved glue reference"
 
@@ -134,7 +135,7 @@ def student_text(html: str) -> str:
 
 
 def test_student_text_is_about_the_subject(root, built):
-    for page in notes.toc_pages(root):
+    for page in toc_pages(root):
         if page == "book/instructor":
             continue
         found = sorted({m.group(0) for m in MACHINERY.finditer(student_text(page_html(built, page)))})

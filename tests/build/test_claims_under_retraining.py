@@ -8,7 +8,6 @@ fails this test, naming its page and sentence. The full matrix is ``make robustn
 """
 
 import json
-import os
 import subprocess
 import sys
 

@@ -63,3 +63,41 @@ def test_every_registered_handler_is_in_the_map_in_the_order_it_runs():
     assert not missing, f"registered but not in ARCHITECTURE.md: {missing}"
     assert not stale, f"in ARCHITECTURE.md but not registered: {stale}"
     assert listed == actual, "ARCHITECTURE.md lists the handlers in another order than Sphinx runs them"
+
+
+def build_imports() -> dict[str, tuple[set[str], list[str]]]:
+    """{module: (the build modules it imports, the private names it imports from them)}."""
+    import ast
+
+    found = {}
+    for path in sorted((ROOT / "src" / "rec11" / "book").glob("*.py")):
+        if path.stem == "__init__":
+            continue
+        deps, private = set(), []
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rec11.book"):
+                names = [alias.name for alias in node.names]
+                if node.module == "rec11.book":
+                    deps |= set(names)
+                else:
+                    deps.add(node.module.split(".")[2])
+                    private += [f"{node.module}.{n}" for n in names if n.startswith("_")]
+            elif isinstance(node, ast.Import):
+                deps |= {a.name.split(".")[2] for a in node.names if a.name.startswith("rec11.book.")}
+        found[path.stem] = (deps, private)
+    return found
+
+
+def test_the_build_modules_import_what_the_map_says():
+    table = (ROOT / "ARCHITECTURE.md").read_text().split("## Who uses whom", 1)[1]
+    listed = {module: set() if imports == "–" else set(imports.split(", "))
+              for module, imports in re.findall(r"^\| (\w+) \| ([\w, –]+) \|", table, re.M)
+              if module != "module"}
+    actual = build_imports()
+    assert {m: deps for m, (deps, _) in actual.items()} == listed, "update ARCHITECTURE.md's Who uses whom"
+    assert not [name for _, private in actual.values() for name in private], "a private name imported"
+
+    def reaches(start, target, seen=()):
+        return any(d == target or (d not in seen and reaches(d, target, (*seen, d))) for d in listed.get(start, ()))
+
+    assert not [m for m in listed if reaches(m, m)], "modules import each other in a circle"

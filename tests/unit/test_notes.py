@@ -3,6 +3,7 @@
 import pytest
 
 from rec11.book import notes
+from rec11.book.pages import load_substitutions, toc_pages
 
 NOTE = """\
 :::{{instructor-note}}
@@ -51,7 +52,7 @@ SEED = [
 def test_the_book_has_every_seed_note_once_in_slide_order(root):
     plan = notes.collect(root)
     assert [(n.slide, n.minutes) for n in plan] == SEED
-    facts = notes.load_substitutions(root)
+    facts = load_substitutions(root)
     compared = notes.compare(plan, notes.budget(facts))
     # The seed's own arithmetic, shown on the session-plan page rather than adjusted:
     assert compared["total"] == (78, 83) and facts["session_minutes"] == 80
@@ -59,7 +60,7 @@ def test_the_book_has_every_seed_note_once_in_slide_order(root):
 
 
 def test_toc_order_is_reading_order(root):
-    pages = notes.toc_pages(root)
+    pages = toc_pages(root)
     assert pages[0] == "book/index"
     assert len(pages) == len(set(pages))
     for page in pages:

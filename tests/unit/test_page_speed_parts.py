@@ -5,7 +5,7 @@ import io
 from PIL import Image, ImageDraw
 
 from rec11.book.images import add_attributes, optimise_png
-from rec11.book.mathsvg import unique_ids
+from rec11.book.pages import unique_ids
 from rec11.book.trim import trim_html
 
 

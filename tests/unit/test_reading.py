@@ -6,7 +6,7 @@ import pytest
 from docutils import nodes
 
 from rec11.book import reading
-from rec11.book.notes import toc_chapters
+from rec11.book.pages import toc_chapters
 from rec11.book.reading import Reading, count, minutes_text
 
 

@@ -56,8 +56,7 @@ import yaml
 from docutils import nodes
 from sphinx.util.docutils import SphinxRole
 
-from rec11.book.mathsvg import unique_ids
-from rec11.book.notes import load_substitutions, toc_chapters
+from rec11.book.pages import for_instructors, front_matter, load_substitutions, toc_chapters, unique_ids
 
 CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")  # Debian's; no Playwright download
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -115,21 +114,12 @@ def instructor_name(name: str) -> str:
     return name.removesuffix(".pdf") + "-instructor.pdf"
 
 
-def audience(book: Path, docname: str) -> str | None:
-    """The ``audience`` of a page's front matter (``instructors`` or none)."""
-    source = book / f"{docname}.md"
-    if not source.is_file():
-        raise HandoutError(f"{source} is missing, but _toc.yml lists it")
-    match = re.match(r"---\n(.*?)\n---\n", source.read_text(), re.S)
-    return (yaml.safe_load(match[1]) or {}).get("audience") if match else None
-
-
 def edition(book: Path, instructor: bool) -> list[Entry]:
     """The pages of one edition, in toc order."""
     entries = []
     for chapter in toc_chapters(book):
         for docname in (chapter.docname, *chapter.further):
-            if instructor or audience(book, docname) != "instructors":
+            if instructor or not for_instructors(front_matter(book, docname)):
                 entries.append(Entry(docname, chapter.part, docname != chapter.docname))
     return entries
 
@@ -422,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written = make(args.book, args.html or args.book / "_build" / "html", args.figures or args.book / "figures",
                        args.paper)
-    except HandoutError as err:
+    except (HandoutError, FileNotFoundError) as err:  # a page _toc.yml lists is missing
         print(f"rec11: handout: {err}", file=sys.stderr)
         return 1
     for pdf, (count, seconds) in written.items():

@@ -43,8 +43,7 @@ from sphinx.util import logging
 from sphinx.util.math import get_node_equation_number
 
 from rec11.book import assets
-from rec11.book.pages import keep_per_page, line_of
-from rec11.book.trim import filter_pages
+from rec11.book.pages import filter_pages, keep_per_page, line_of, unique_ids
 
 logger = logging.getLogger(__name__)
 
@@ -184,29 +183,6 @@ def visit_displaymath(self, node: nodes.math_block) -> None:
         self.body.append("</span>")
     self.body.append(rendered(self, node) + "</div>")
     raise nodes.SkipNode
-
-
-_CONTAINER = re.compile(r"<mjx-container\b.*?</mjx-container>", re.S)
-_ANY_PREFIX = re.compile(r"\bMJX-(?:@@|\d+)-")
-
-
-def unique_ids(html: str) -> str:
-    """Number each formula's glyph ids in the order the formulas appear in ``html``.
-
-    A formula's SVG defines its glyphs (``<path id="MJX-n-TEX-...">``) and uses them by
-    id. The same formula can appear more than once in a page (a heading with math is also
-    in "On this page", which the theme writes twice), and the handout and the slide deck
-    put many pages into one document: numbering over the whole, finished document keeps
-    every id unique (axe: duplicate-id) and every formula drawing its own glyphs.
-    """
-    count = 0
-
-    def number(match):
-        nonlocal count
-        count += 1
-        return _ANY_PREFIX.sub(f"MJX-{count}-", match.group(0))
-
-    return _CONTAINER.sub(number, html)
 
 
 def number_ids_in_pages(app: Sphinx) -> None:

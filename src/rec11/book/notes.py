@@ -23,14 +23,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from rec11.book.pages import keep_per_page
+from rec11.book.pages import keep_per_page, toc_pages
 
 logger = logging.getLogger(__name__)
 
@@ -82,45 +81,6 @@ def notes_in(text: str, page: str) -> list[Note]:
     return found
 
 
-@dataclass(frozen=True)
-class TocPage:
-    """A chapter of ``_toc.yml`` (or its root): its part, and the pages under it."""
-
-    docname: str
-    part: str | None
-    further: tuple[str, ...]  # its sections, at any depth: the going-further pages
-
-
-def toc_chapters(root: Path) -> list[TocPage]:
-    """The root and every chapter of ``_toc.yml``, in order, each with its sections."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    strip = lambda f: f.removesuffix(".md")  # noqa: E731
-    chapters = [TocPage(strip(toc["root"]), None, ())]
-
-    def below(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                yield strip(entry["file"])
-            yield from below(entry.get("sections"))
-
-    def walk(entries, part):
-        for entry in entries or []:
-            if "file" in entry:
-                chapters.append(TocPage(strip(entry["file"]), part, tuple(below(entry.get("sections")))))
-            for inner in entry.get("parts", []):
-                walk(inner.get("chapters"), inner.get("caption"))
-
-    walk(toc.get("chapters"), None)
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"), part.get("caption"))
-    return chapters
-
-
-def toc_pages(root: Path) -> list[str]:
-    """Docnames in ``_toc.yml`` order (root first, then chapters and their sections)."""
-    return [page for chapter in toc_chapters(root) for page in (chapter.docname, *chapter.further)]
-
-
 def collect(root: Path) -> list[Note]:
     """Every instructor note in the book, in reading order."""
     notes = []
@@ -132,12 +92,6 @@ def collect(root: Path) -> list[Note]:
 def budget(substitutions: dict) -> dict[str, float]:
     """The stated minutes per block, from the ``budget_<block>`` course facts."""
     return {block: float(substitutions[f"budget_{block}"]) for block in BLOCKS}
-
-
-def load_substitutions(root: Path) -> dict:
-    """The course facts: ``parse.myst_substitutions`` in ``_config.yml``."""
-    config = yaml.safe_load((root / "_config.yml").read_text())
-    return config["parse"]["myst_substitutions"]
 
 
 def compare(notes: list[Note], stated: dict[str, float]) -> dict[str, tuple[float, float]]:

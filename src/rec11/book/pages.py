@@ -1,4 +1,9 @@
-"""The book's pages as its Sphinx extensions see them.
+"""What the build's modules share: the one place for a helper more than one of them uses.
+
+* **The chapter.** :func:`toc_chapters` and :func:`toc_pages` read ``_toc.yml`` (a
+  chapter's sections are its going-further pages), :func:`load_substitutions` the
+  course facts in ``_config.yml``, and :func:`for_instructors` says which pages a
+  student edition leaves out.
 
 * **Where things are.** The build's checks report a problem at the page and line
   where an editor can fix it. :func:`parse_cells` reads a page's MyST markdown itself
@@ -8,12 +13,20 @@
   (its fingerprint, its notes, its reading time, its formulas) keeps it in the build
   environment, so that an incremental build re-reads only the changed pages:
   :func:`keep_per_page` sets up that record once for all of them.
+* **Passes over rendered HTML.** :func:`filter_pages` hooks a pass into every page the
+  HTML builder renders (the trim, the math ids); :func:`unique_ids` numbers the math
+  glyph ids of a whole document (a page, the deck, the handout).
+
+Modules import from here, never from each other's internals.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
+import yaml
 from docutils import nodes
 from sphinx.application import Sphinx
 
@@ -77,3 +90,115 @@ def keep_per_page(app: Sphinx, name: str) -> None:
     app.connect("builder-inited", init, priority=400)  # before the extension's own set-up reads it
     app.connect("env-purge-doc", purge)
     app.connect("env-merge-info", merge)
+
+
+# ---------------------------------------------------------------- the chapter: toc and course facts
+
+
+@dataclass(frozen=True)
+class TocPage:
+    """A chapter of ``_toc.yml`` (or its root): its part, and the pages under it."""
+
+    docname: str
+    part: str | None
+    further: tuple[str, ...]  # its sections, at any depth: the going-further pages
+
+
+def toc_chapters(root: Path) -> list[TocPage]:
+    """The root and every chapter of ``_toc.yml``, in order, each with its sections."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    strip = lambda f: f.removesuffix(".md")  # noqa: E731
+    chapters = [TocPage(strip(toc["root"]), None, ())]
+
+    def below(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                yield strip(entry["file"])
+            yield from below(entry.get("sections"))
+
+    def walk(entries, part):
+        for entry in entries or []:
+            if "file" in entry:
+                chapters.append(TocPage(strip(entry["file"]), part, tuple(below(entry.get("sections")))))
+            for inner in entry.get("parts", []):
+                walk(inner.get("chapters"), inner.get("caption"))
+
+    walk(toc.get("chapters"), None)
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"), part.get("caption"))
+    return chapters
+
+
+def toc_pages(root: Path) -> list[str]:
+    """Docnames in ``_toc.yml`` order (root first, then chapters and their sections)."""
+    return [page for chapter in toc_chapters(root) for page in (chapter.docname, *chapter.further)]
+
+
+def front_matter(root: Path, docname: str) -> dict:
+    """The YAML front matter of a page's source (empty if it has none)."""
+    source = root / f"{docname}.md"
+    if not source.is_file():
+        raise FileNotFoundError(f"{source} is missing, but _toc.yml lists it")
+    match = re.match(r"---\n(.*?)\n---\n", source.read_text(), re.S)
+    return (yaml.safe_load(match[1]) or {}) if match else {}
+
+
+def for_instructors(meta: dict) -> bool:
+    """A page for instructors only (front matter ``audience: instructors``): not in the
+    student handout, and not in the chapter's reading time. Sphinx's ``env.metadata``
+    of a page, or :func:`front_matter`, is ``meta``."""
+    return meta.get("audience") == "instructors"
+
+
+def load_substitutions(root: Path) -> dict:
+    """The course facts: ``parse.myst_substitutions`` in ``_config.yml``."""
+    config = yaml.safe_load((root / "_config.yml").read_text())
+    return config["parse"]["myst_substitutions"]
+
+
+# ---------------------------------------------------------------- passes over rendered HTML
+
+
+def filter_pages(app: Sphinx, name: str, edit) -> None:
+    """Pass every page the HTML builder renders through ``edit(html, context)``, once.
+
+    ``name`` marks the filter, so a builder set up twice (as the preview does) does not
+    stack the same filter; the book's filters (``trim_html`` here, math ids in
+    ``rec11.book.mathsvg``) are each added by this function.
+    """
+    if app.builder.format != "html" or not hasattr(app.builder, "templates"):
+        return
+    templates = app.builder.templates
+    render = templates.render
+    marks = getattr(render, "rec11_filters", ())
+    if name in marks:
+        return
+
+    def filtered(template: str, context: dict) -> str:
+        return edit(render(template, context), context)
+
+    filtered.rec11_filters = (*marks, name)
+    templates.render = filtered
+
+
+_CONTAINER = re.compile(r"<mjx-container\b.*?</mjx-container>", re.S)
+_ANY_PREFIX = re.compile(r"\bMJX-(?:@@|\d+)-")
+
+
+def unique_ids(html: str) -> str:
+    """Number each formula's glyph ids in the order the formulas appear in ``html``.
+
+    A formula's SVG defines its glyphs (``<path id="MJX-n-TEX-...">``) and uses them by
+    id. The same formula can appear more than once in a page (a heading with math is also
+    in "On this page", which the theme writes twice), and the handout and the slide deck
+    put many pages into one document: numbering over the whole, finished document keeps
+    every id unique (axe: duplicate-id) and every formula drawing its own glyphs.
+    """
+    count = 0
+
+    def number(match):
+        nonlocal count
+        count += 1
+        return _ANY_PREFIX.sub(f"MJX-{count}-", match.group(0))
+
+    return _CONTAINER.sub(number, html)

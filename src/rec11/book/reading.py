@@ -13,7 +13,7 @@ not on a slide (no ``{slide}`` inside), with what follows it up to the next exer
 (its starter cells, its checks, its answer), is for the third pass after the session,
 and its time is given apart. Its **going further** pages are the pages
 listed under it in ``_toc.yml`` (``sections:``), kept in ``book/further/``
-(``rec11.book.notes.toc_chapters``). Every
+(``rec11.book.pages.toc_chapters``). Every
 page shows its reading time under its title, the ``{agenda}`` directive lists the
 chapter with the time of each page, and ``{agenda}`` with ``:slides:`` adds the
 minutes the instructor notes give each page's slides. A page whose front matter says
@@ -31,8 +31,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from rec11.book.notes import toc_chapters
-from rec11.book.pages import keep_per_page
+from rec11.book.pages import for_instructors, keep_per_page, toc_chapters
 from rec11.book.slides import MARK as SLIDE_MARK
 from rec11.book.slides import deck_links  # each slide of a page, linked in the deck
 
@@ -190,7 +189,7 @@ class Times:
     def counted(self, docname: str) -> bool:
         """In the chapter's total: a student page that is not a going-further page."""
         meta = self.env.metadata.get(docname, {})
-        return docname not in self.parent and meta.get("audience") != "instructors"
+        return docname not in self.parent and not for_instructors(meta)
 
     def core_pages(self) -> list[str]:
         return [p.docname for p in self.toc if self.counted(p.docname)]

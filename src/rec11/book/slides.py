@@ -54,9 +54,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from rec11.book import assets
-from rec11.book.mathsvg import unique_ids
-from rec11.book import notes as notes_mod
-from rec11.book.pages import line_of
+from rec11.book.pages import line_of, toc_pages, unique_ids
 
 logger = logging.getLogger(__name__)
 
@@ -310,7 +308,7 @@ PAGE = """<!DOCTYPE html>
 def compose(srcdir: Path, outdir: Path, env, title: str) -> list[DeckSlide]:
     """Read the written pages in toc order and write the deck; return its slides."""
     slides = []
-    for page in notes_mod.toc_pages(srcdir):
+    for page in toc_pages(srcdir):
         notes = env.rec11_notes.get(page, [])
         written = outdir / f"{page}.html"
         if notes and written.is_file():

@@ -35,6 +35,8 @@ import re
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from rec11.book.pages import filter_pages
+
 logger = logging.getLogger(__name__)
 
 # (file name ends with, the page uses it if its body matches)
@@ -96,28 +98,6 @@ def trim_html(html: str) -> str:
     for pattern, replacement in TEMPLATE_TAGS:
         html = pattern.sub(replacement, html)
     return html
-
-
-def filter_pages(app: Sphinx, name: str, edit) -> None:
-    """Pass every page the HTML builder renders through ``edit(html, context)``, once.
-
-    ``name`` marks the filter, so a builder set up twice (as the preview does) does not
-    stack the same filter; the book's filters (``trim_html`` here, math ids in
-    ``rec11.book.mathsvg``) are each added by this function.
-    """
-    if app.builder.format != "html" or not hasattr(app.builder, "templates"):
-        return
-    templates = app.builder.templates
-    render = templates.render
-    marks = getattr(render, "rec11_filters", ())
-    if name in marks:
-        return
-
-    def filtered(template: str, context: dict) -> str:
-        return edit(render(template, context), context)
-
-    filtered.rec11_filters = (*marks, name)
-    templates.render = filtered
 
 
 def wrap_templates(app: Sphinx) -> None:
