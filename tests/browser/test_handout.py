@@ -22,8 +22,7 @@ from browser_support import REPORT, book_dir
 from test_print import UI_TEXT
 
 from rec11.book import notes
-from rec11.book.pages import for_instructors, front_matter, load_substitutions, toc_pages
-from rec11.book.handout import instructor_name
+from rec11.book.pages import for_instructors, front_matter, instructor_name, load_substitutions, toc_pages
 
 pytestmark = pytest.mark.browser
 

@@ -56,7 +56,8 @@ import yaml
 from docutils import nodes
 from sphinx.util.docutils import SphinxRole
 
-from rec11.book.pages import for_instructors, front_matter, load_substitutions, toc_chapters, unique_ids
+from rec11.book.pages import (for_instructors, front_matter, instructor_name, load_substitutions, toc_chapters,
+                              unique_ids)
 
 CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")  # Debian's; no Playwright download
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -108,10 +109,6 @@ class Entry:
     @property
     def anchor(self) -> str:
         return "page-" + self.docname.replace("/", "-")
-
-
-def instructor_name(name: str) -> str:
-    return name.removesuffix(".pdf") + "-instructor.pdf"
 
 
 def edition(book: Path, instructor: bool) -> list[Entry]:
@@ -215,15 +212,11 @@ def compose(book: Path, html: Path, figures: Path, instructor: bool) -> tuple[st
     math_css = urljoin(SITE, "_static/rec11-math.css")
     if (html / "_static" / "rec11-math.css").is_file() and math_css not in styles:
         styles.append(math_css)
-    mathjax_config = next((s.string for s in first.find_all("script") if s.string and "window.MathJax" in s.string), "")
-    mathjax = [urljoin(base, s["src"]) for s in first.select("script[src]") if "mathjax" in s["src"].lower()]
     facts = {key: escape(str(value)) for key, value in load_substitutions(book).items()}
     title = escape(yaml.safe_load((book / "_config.yml").read_text())["title"])
     head = "\n".join(
         [f'<link rel="stylesheet" href="{href}">' for href in styles]
-        + [f"<style>{CSS}{INSTRUCTOR_CSS if instructor else ''}</style>",
-           f"<script>{mathjax_config}</script>"]
-        + [f'<script defer src="{src}"></script>' for src in mathjax])
+        + [f"<style>{CSS}{INSTRUCTOR_CSS if instructor else ''}</style>"])
     edition_line = "Instructor edition: with the instructor notes and the session plan" if instructor else "Handout"
     cover = (f'<section class="handout-cover">'
              f'<p class="handout-course">{facts["course"]} · {facts["recitation"]} · week {facts["week"]}</p>'
@@ -321,9 +314,6 @@ def load(browser, page_html: str, html: Path, figures: Path):
     tab.on("crash", lambda _: crashed.append(True))
     tab.route("**/*", serve)
     tab.goto(SITE + PRINT_PAGE, wait_until="load", timeout=SETTLE_SECONDS * 1000)
-    if tab.evaluate("!!document.querySelector('script[src*=\"mathjax\"]')"):  # math typeset in the browser
-        tab.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=60_000)
-        tab.evaluate("MathJax.startup.promise")
     tab.evaluate("document.fonts.ready.then(() => true)")
     settle(tab, in_flight, crashed)
     if off_site:

@@ -150,6 +150,11 @@ def for_instructors(meta: dict) -> bool:
     return meta.get("audience") == "instructors"
 
 
+def instructor_name(name: str) -> str:
+    """The instructor edition's file name, beside the handout's ``name``."""
+    return name.removesuffix(".pdf") + "-instructor.pdf"
+
+
 def load_substitutions(root: Path) -> dict:
     """The course facts: ``parse.myst_substitutions`` in ``_config.yml``."""
     config = yaml.safe_load((root / "_config.yml").read_text())

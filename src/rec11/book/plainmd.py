@@ -37,6 +37,8 @@ from functools import cache
 from pathlib import Path
 from typing import Callable
 
+from rec11.book.pages import instructor_name
+
 EXTENSIONS = {"colon_fence", "dollarmath", "amsmath", "substitution", "deflist"}
 ADMONITIONS = {"admonition", "attention", "caution", "danger", "error", "hint", "important", "note",
                "seealso", "tip", "warning"}
@@ -285,7 +287,7 @@ def _inline(text: str, context: Context, first_line: int) -> str:
         if name.startswith("glue"):
             return match[0]  # reported above
         if name in ("handout", "handout-instructor") and context.handout:
-            pdf = context.handout if name == "handout" else context.handout.removesuffix(".pdf") + "-instructor.pdf"
+            pdf = context.handout if name == "handout" else instructor_name(context.handout)
             return f"[{words}]({context.site}{pdf})"
         if name == "math":
             return f"${words}$"

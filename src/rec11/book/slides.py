@@ -21,16 +21,16 @@ are warnings at the page and line (so ``-W`` fails the build).
 **Why this mechanism.** The deck is composed from the HTML pages this build has just
 written, in ``_toc.yml`` order: the code is the page's highlighted code, figures are
 the page's own files in ``_images/`` (nothing re-executes, no second copy), math is
-typeset by the site's own MathJax. A second Sphinx run with ``sphinx-revealjs`` would
+the SVG the build typeset for the pages (``rec11.book.mathsvg``). A second Sphinx run with ``sphinx-revealjs`` would
 have to re-render every page: myst-nb drops cell outputs for a builder it does not
 know, that builder replaces ``html_static_path``, and its ``revealjs-notes``
 flattens the notes' markup; it also makes one deck per page, not one per session.
 
 reveal.js comes from ``node_modules`` (exact version in ``package.json``), found as
 ``rec11.book.assets`` finds Thebe and MathJax, and copied into
-``_static/revealjs``. The deck loads MathJax's SVG output from the same copy as
-the pages (``_static/mathjax``): SVG math is self-contained, so it survives being
-copied into reveal's speaker view, which has no MathJax of its own.
+``_static/revealjs``. The deck loads no MathJax: its math is already SVG, which
+survives being copied into reveal's speaker view, and its glyph ids are numbered
+over the whole deck (``rec11.book.pages.unique_ids``).
 
 Each core page with slides gets a small link to its first slide under its title,
 and ``{agenda}`` with ``:slides:`` (``rec11.book.reading``) links every slide.
@@ -299,7 +299,6 @@ PAGE = """<!DOCTYPE html>
 <script src="../_static/revealjs/dist/reveal.js"></script>
 <script src="../_static/revealjs/plugin/notes/notes.js"></script>
 <script src="../_static/rec11-deck.js"></script>
-<script src="../_static/mathjax/tex-svg.js" defer></script>
 </body>
 </html>
 """

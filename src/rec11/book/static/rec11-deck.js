@@ -1,20 +1,7 @@
 /* The instructor's deck (rec11.book.slides): reveal.js at 1280x720 (the size the tests check),
-   speaker notes on S, math by the site's MathJax (SVG, so the speaker view can show it). */
+   speaker notes on S. Math arrives as SVG typeset when the book was built. */
 (function () {
   const size = JSON.parse(document.getElementById("rec11-deck-config").textContent);
-  window.MathJax = {
-    tex: { inlineMath: [["\\(", "\\)"]], displayMath: [["\\[", "\\]"]] },
-    // Each formula carries its own glyphs: the speaker view gets copies of the notes.
-    svg: { fontCache: "local" },
-    startup: {
-      pageReady() {
-        return MathJax.startup.defaultPageReady().then(() => {
-          window.Reveal.layout();
-          document.documentElement.dataset.mathReady = "true";
-        });
-      },
-    },
-  };
   Reveal.initialize({
     width: size.width,
     height: size.height,

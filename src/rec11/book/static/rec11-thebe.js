@@ -731,7 +731,7 @@
 
   function reportFailure(err) {
     state.error = String(err && err.message || err);
-    setState(err && err.kind === "stopped" ? "stopped" : "failed", err && err.kind || "other");
+    setState("failed", err && err.kind || "other");
     var retry = [["Try again", reconnect]];
     if (err && (err.kind === "token" || err.kind === "no-token")) {
       retry = [[err.kind === "token" ? "Paste a new token" : "Paste a token", function () {
