@@ -168,8 +168,8 @@ def filter_pages(app: Sphinx, name: str, edit) -> None:
     """Pass every page the HTML builder renders through ``edit(html, context)``, once.
 
     ``name`` marks the filter, so a builder set up twice (as the preview does) does not
-    stack the same filter; the book's filters (``trim_html`` here, math ids in
-    ``rec11.book.mathsvg``) are each added by this function.
+    stack the same filter; the book's filters (``trim_html`` in ``rec11.book.trim``,
+    math ids in ``rec11.book.mathsvg``) are each added by this function.
     """
     if app.builder.format != "html" or not hasattr(app.builder, "templates"):
         return

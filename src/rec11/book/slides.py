@@ -202,7 +202,7 @@ def _clean(element, page: str):
     """A copy fit for the deck: no ids (they would repeat), no ¶ anchors, no figure numbers.
 
     The glyphs of a typeset formula keep theirs (its SVG draws them by id); the deck
-    numbers them anew once it is whole (rec11.book.mathsvg.unique_ids)."""
+    numbers them anew once it is whole (rec11.book.pages.unique_ids)."""
     element = copy.copy(element)
     for junk in element.select("a.headerlink, .caption-number"):
         junk.decompose()
