@@ -1,6 +1,8 @@
-"""ARCHITECTURE.md's pipeline table is the pipeline: every handler the book's extensions
-register, in the order Sphinx runs them, with its priority."""
+"""ARCHITECTURE.md is the house: its floors import only downwards, its pipeline table is
+every handler the book's extensions register, in the order Sphinx runs them, and its
+table of who uses whom is the build's imports."""
 
+import ast
 import importlib
 import re
 from pathlib import Path
@@ -65,26 +67,39 @@ def test_every_registered_handler_is_in_the_map_in_the_order_it_runs():
     assert listed == actual, "ARCHITECTURE.md lists the handlers in another order than Sphinx runs them"
 
 
+def imports(path: Path) -> set[str]:
+    """Every module a file imports, at the top or inside a function, and every name it
+    imports from one (``from a.b import c`` gives ``a.b`` and ``a.b.c``)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def test_the_floors_import_only_downwards():
+    """The course code imports no machinery, and the build no measuring tool."""
+    package = ROOT / "src" / "rec11"
+    course = list(package.glob("*.py"))
+    build = list((package / "book").glob("*.py"))
+    upward = {f"{p.relative_to(package.parent)} imports {name}" for p in course for name in imports(p)
+              if name.startswith(("rec11.book", "rec11_tools"))}
+    upward |= {f"{p.relative_to(package.parent)} imports {name}" for p in build for name in imports(p)
+               if name.startswith("rec11_tools")}
+    assert not upward, sorted(upward)
+    assert len(course) > 10 and len(build) > 10  # the globs found the floors
+
+
 def build_imports() -> dict[str, tuple[set[str], list[str]]]:
     """{module: (the build modules it imports, the private names it imports from them)}."""
-    import ast
-
     found = {}
     for path in sorted((ROOT / "src" / "rec11" / "book").glob("*.py")):
-        if path.stem == "__init__":
-            continue
-        deps, private = set(), []
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rec11.book"):
-                names = [alias.name for alias in node.names]
-                if node.module == "rec11.book":
-                    deps |= set(names)
-                else:
-                    deps.add(node.module.split(".")[2])
-                    private += [f"{node.module}.{n}" for n in names if n.startswith("_")]
-            elif isinstance(node, ast.Import):
-                deps |= {a.name.split(".")[2] for a in node.names if a.name.startswith("rec11.book.")}
-        found[path.stem] = (deps, private)
+        if path.stem != "__init__":
+            names = [n.split(".") for n in imports(path) if n.startswith("rec11.book.")]
+            found[path.stem] = ({parts[2] for parts in names},
+                                [".".join(parts) for parts in names if parts[-1].startswith("_")])
     return found
 
 

@@ -64,32 +64,3 @@ def test_the_book_machinery_starts_without_torch():
             "sys.exit('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0, "a Sphinx extension imports torch"
 
-
-def _imports(path):
-    """Every module a file imports, at the top or inside a function."""
-    import ast
-
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
-    return names
-
-
-def test_the_floors_import_only_downwards():
-    """The course code imports no machinery, and the build no measuring tool."""
-    from pathlib import Path
-
-    import rec11
-
-    package = Path(rec11.__file__).parent
-    course = list(package.glob("*.py"))
-    build = list((package / "book").glob("*.py"))
-    upward = {f"{p.relative_to(package.parent)} imports {name}" for p in course for name in _imports(p)
-              if name.startswith(("rec11.book", "rec11_tools"))}
-    upward |= {f"{p.relative_to(package.parent)} imports {name}" for p in build for name in _imports(p)
-               if name.startswith("rec11_tools")}
-    assert not upward, sorted(upward)
-    assert len(course) > 10 and len(build) > 10  # the globs found the floors

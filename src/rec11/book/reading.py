@@ -328,7 +328,7 @@ def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 
 def note_reads(app: Sphinx, env, docnames: list[str]) -> None:
-    env.rec11_read_now = set(docnames)  # the pages this build reads again
+    app.rec11_read_now = set(docnames)  # the pages this build reads again (not pickled)
 
 
 def rewrite_stale(app: Sphinx, env) -> list[str]:
@@ -338,9 +338,10 @@ def rewrite_stale(app: Sphinx, env) -> list[str]:
     that changed (Sphinx rewrites those), its own page is not read again, and Sphinx
     would keep its old HTML.
     """
-    if not getattr(env, "rec11_read_now", None):
+    read = getattr(app, "rec11_read_now", set())
+    if not read:
         return []
-    return sorted(d for d, has in env.rec11_agenda.items() if has and d not in env.rec11_read_now)
+    return sorted(d for d, has in env.rec11_agenda.items() if has and d not in read)
 
 
 def setup(app: Sphinx) -> dict:
