@@ -62,7 +62,12 @@ def check_alt_text(app: Sphinx, doctree: nodes.document) -> None:
                                location=(docname, line_of(image)), type="rec11", subtype="alt")
         problem = bad_alt(image)
         if problem:
-            hint = "give its code cell `mystnb: image: alt: ...` metadata" if "cell" in str(image.parent) else ""
+            if image.get("rec11_frame"):  # a frame of an explorable figure (rec11.explore)
+                hint = f"({image['rec11_frame']}): its draw() must return the frame's alt text"
+            elif "cell" in str(image.parent):
+                hint = "give its code cell `mystnb: image: alt: ...` metadata"
+            else:
+                hint = ""
             logger.warning(
                 f"figure {problem}; every figure needs alt text that says what it shows. {hint}".strip(),
                 location=(docname, line_of(image)),

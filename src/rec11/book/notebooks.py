@@ -43,6 +43,7 @@ import nbformat
 from rec11.book import plainmd
 from rec11.book.fingerprints import MARK as FINGERPRINT
 from rec11.book.plainmd import GLUE_ROLE, paste_glue
+from rec11.explore import MIME as EXPLORABLE
 
 GLUE_RECORD = "application/papermill.record/"
 BUILD_METADATA = ("source_map", "jupytext")  # myst-nb's line map; the .md pairing
@@ -143,6 +144,7 @@ def for_download(nb, context: plainmd.Context | None = None, install: str | None
             data = output.get("data", {})
             if any(kind.startswith(GLUE_RECORD) for kind in data):
                 continue
+            data.pop(EXPLORABLE, None)  # a notebook shows the default frame's PNG
             if "image/png" in data:
                 data.pop("image/svg+xml", None)
             outputs.append(output)

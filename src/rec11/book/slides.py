@@ -204,7 +204,9 @@ def _clean(element, page: str):
     The glyphs of a typeset formula keep theirs (its SVG draws them by id); the deck
     numbers them anew once it is whole (rec11.book.pages.unique_ids)."""
     element = copy.copy(element)
-    for junk in element.select("a.headerlink, .caption-number"):
+    # an explorable figure is its default frame on a slide, as in print
+    for junk in element.select("a.headerlink, .caption-number, .rec11-explore-control, "
+                               ".rec11-explore-live, .rec11-explore-print, .rec11-explore-frames"):
         junk.decompose()
     for tag in [element, *element.find_all(True)]:
         if not (tag.name == "path" and str(tag.get("id", "")).startswith("MJX-")):

@@ -16,6 +16,7 @@ and ``searchindex.js``                              on every page for search-as-
 ``clipboard.min.js``
 ``exercise.css``                          0.3 kB    dropped from pages without an exercise
 ``rec11-quickcheck.js``                   1.1 kB    dropped from pages without a ``{quick-check}``
+``rec11-explore.js``                      0.9 kB    dropped from pages without an explorable figure
 ``scripts/fontawesome.js``                0.3 kB    its tag dropped (``assets`` already empties it)
 ``styles/theme.css``                      0.1 kB    replaced by what it ``@import``\\ s (``basic.css``):
                                                     one round trip less before the first paint
@@ -45,6 +46,7 @@ CONDITIONAL = [
     (("copybutton.js", "copybutton.css", "clipboard.min.js"), re.compile(r'class="highlight')),
     (("exercise.css",), re.compile(r'class="[^"]*\b(exercise|solution)\b')),
     (("rec11-quickcheck.js",), re.compile(r'<form class="quick-check"')),
+    (("rec11-explore.js",), re.compile(r'<div class="rec11-explore"')),
 ]
 
 # Tags the theme's templates write on every page (not in script_files, so removed from
