@@ -86,7 +86,8 @@ STATE = """(id) => {
     const input = figure.querySelector('input[type=range]');
     const box = figure.getBoundingClientRect();
     return {
-        value: Number(input.value), default: Number(input.defaultValue), min: Number(input.min), max: Number(input.max),
+        value: Number(input.value), default: Number(input.defaultValue),
+        min: Number(input.min), max: Number(input.max),
         src: img.src, alt: img.getAttribute('alt'), loaded: img.complete && img.naturalWidth > 0,
         valuetext: input.getAttribute('aria-valuetext'),
         output: figure.querySelector('output').textContent,
