@@ -46,3 +46,30 @@ def test_copies_point_at_the_same_files_from_the_deck_and_repeat_no_ids():
 def test_links_to_a_slide_are_relative_to_the_page():
     assert deck_uri("book/attention", "Q, K, V") == "../slides/index.html#/" + slide_id("Q, K, V")
     assert deck_uri("book/further/x", "Q, K, V").startswith("../../slides/index.html#/slide-q-k-v")
+
+
+EXPLORABLE = """<html><body><article>
+<div class="cell tag_hide-input tag_slide docutils container">
+  <div class="cell_output"><figure id="fig">
+  <div class="rec11-explore" id="rec11-explore-1">
+  <img alt="Frame two." src="../_images/b.png"/>
+  <div class="rec11-explore-control rec11-explore-waiting"><label for="rec11-explore-1-input">T</label>
+  <input type="range" id="rec11-explore-1-input" min="0" max="2" value="1"/><output>T = 1</output></div>
+  <p class="rec11-explore-live" aria-live="polite"></p>
+  <p class="rec11-explore-print">Online, a slider shows this figure for each t: 3 settings.</p>
+  <script type="application/json" class="rec11-explore-frames">[{"src": "../_images/a.png"}]</script>
+  </div>
+  <figcaption><p>A figure to explore.</p></figcaption></figure></div>
+</div>
+<div class="instructor-note dropdown admonition">
+  <p class="admonition-title">Instructor notes · 5 min · First</p><p>Say it.</p>
+</div>
+</article></body></html>"""
+
+
+def test_an_explorable_figure_is_its_default_frame_on_a_slide():
+    (slide,) = page_slides("book/page", EXPLORABLE, [("First", 5, "attention")])
+    (figure,) = slide.figures
+    assert [img["src"] for img in figure.find_all("img")] == ["../_images/b.png"]
+    assert figure.img["alt"] == "Frame two." and "A figure to explore." in figure.get_text()
+    assert not figure.select("input, output, script, .rec11-explore-live, .rec11-explore-print")
