@@ -1,0 +1,205 @@
+"""What only a rebuild shows, on small books rebuilt inside this process.
+
+Each test builds a small book, changes one thing, and builds it again incrementally,
+as an instructor's second ``make build`` or ``make preview`` would; ``build_support``
+runs Jupyter Book's own build command in the test's process, so a rebuild costs what
+Sphinx does, not a new Python. The pages' cells still run in kernels of their own.
+
+* a going-further page grows: the session plan's ``{agenda}`` and the core page show
+  its new time, though the rebuild does not read them again;
+* the package changes: exactly the pages that import what changed are executed again,
+  the others come from the jupyter cache; an edit that changes nothing that runs
+  executes nothing;
+* a rebuild that reads one page: every page's notebook download keeps its outputs, and
+  the slide deck keeps every page's slides, with the edited page's new words.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from build_support import Build, build, text
+
+pytestmark = [
+    pytest.mark.build,
+    # Jupyter Book's and its LaTeX extension's own deprecations, now in this process
+    pytest.mark.filterwarnings("ignore:'BaseCommand' is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:nodes.Node.traverse:PendingDeprecationWarning"),
+]
+
+WORDS = "word " * 20  # 20 words: 6 s at 200 words a minute
+
+
+def built(book) -> Build:
+    """Build the book; fail with the end of its log if the build fails."""
+    result = build(book.path)
+    assert result.ok, result.tail()
+    return result
+
+
+# ------------------------------------------------------------------ the agenda after another page grows
+
+
+def test_a_grown_going_further_page_updates_the_agenda_and_its_core_page(mini_book):
+    """A plan page with an {agenda}, a core page and its going-further page: the
+    going-further page grows, and the rebuild reads it alone. Sphinx writes the core
+    page again (a toctree parent of the page read); the plan, a page beside them, is
+    written again only because ``reading.rewrite_stale`` asks for it."""
+    mini_book.page("index", "# The chapter\n\nSome prose.\n")
+    mini_book.page("plan", "# Session plan\n\n```{agenda}\n```\n")
+    mini_book.page("core", f"# Core\n\n{WORDS * 10}\n")  # 200 words: 1 min
+    mini_book.page("aside", "# Aside\n\nA page the change does not touch.\n")
+    (mini_book.path / "book" / "further").mkdir()
+    deep = mini_book.page("further/deep", f"# Deep\n\n{WORDS * 10}\n")
+    (mini_book.path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/index\nchapters:\n"
+        "  - file: book/core\n    sections:\n      - file: book/further/deep\n"
+        "  - file: book/aside\n  - file: book/plan\n")
+    html = mini_book.path / "_build" / "html" / "book"
+
+    built(mini_book)
+    assert "Deep · 1 min" in text(html / "plan.html")
+    assert "going further 1 min more" in text(html / "core.html")
+
+    deep.write_text(deep.read_text() + f"\n{WORDS * 50}\n")  # now 1,200 words: 6 min
+    rebuilt = built(mini_book)
+    assert rebuilt.read == {"book/further/deep"}, "the rebuild read more than the grown page"
+    assert "book/aside" not in rebuilt.written, "the rebuild wrote every page: it shows nothing"
+    assert "reading time 6 min" in text(html / "further" / "deep.html")
+    assert "Deep · 6 min" in text(html / "plan.html"), "the agenda kept the old time"
+    assert "going further 6 min more" in text(html / "core.html"), "the core page kept the old time"
+
+
+# ------------------------------------------------------------------ package edits and the jupyter cache
+
+# Pages that import different modules of the book's copy of the package (rec11.book.
+# fingerprints reads ``src/rec11`` beside the book), none of which imports torch, so each
+# kernel starts in about a second. Cell options (":tags:" lines, a YAML block) come
+# first, as on the real pages. rec11.style imports rec11.seeds: a page depends on the
+# modules it imports, and on theirs.
+PACKAGE_PAGES = {
+    "uses_seeds": ":tags: [hide-input]\nfrom rec11.seeds import shifted\nprint(shifted(1))",
+    "uses_style": "---\ntags: [hide-input]\nmystnb:\n  figure:\n    name: none-here\n---\n"
+                  "from rec11 import style\nprint(style.HEATMAP)",
+    "uses_sources": "import rec11.sources\nprint(rec11.sources.PACKAGE)",
+    "plain": "print(6 * 7)",
+}
+
+
+def executed(book) -> set[str]:
+    """Rebuild; the pages whose cells ran (each other page read again came from the cache)."""
+    result = built(book)
+    assert result.executed.isdisjoint(result.cached)
+    assert result.read == result.executed | result.cached, "a page was read but neither run nor cached"
+    return {docname.removeprefix("book/") for docname in result.executed}
+
+
+def test_package_edits_re_execute_exactly_the_pages_that_import_them(mini_book):
+    for name, code in PACKAGE_PAGES.items():
+        mini_book.page(name, f"# {name}\n\nSome prose.\n\n```{{code-cell}} ipython3\n{code}\n```\n")
+    mini_book.toc(*PACKAGE_PAGES)
+    package = mini_book.path / "src" / "rec11"
+
+    assert executed(mini_book) == set(PACKAGE_PAGES), "a cold build executes every page"
+    assert executed(mini_book) == set(), "a no-op rebuild executes nothing"
+
+    page = mini_book.path / "book" / "uses_seeds.md"
+    page.write_text(page.read_text().replace("Some prose.", "Some edited prose."))
+    assert executed(mini_book) == set(), "a prose edit executes nothing"
+
+    # An edit that changes no behaviour: a comment, a reflowed docstring, a line break.
+    seeds = package / "seeds.py"
+    source = seeds.read_text()
+    docstring = source.split('"""')[1]
+    edited = source.replace(docstring, " ".join(docstring.split()).replace(". ", ".\n\n", 1), 1)
+    edited = edited.replace("\nimport ", "\n# a comment an instructor added\nimport ", 1) + "\n\n# the end\n"
+    assert edited != source
+    seeds.write_text(edited)
+    assert executed(mini_book) == set(), "comments, docstrings and layout re-execute nothing"
+
+    with (package / "sources.py").open("a") as f:
+        f.write("\nEDITED = True\n")
+    assert executed(mini_book) == {"uses_sources"}, "a code edit re-executes the pages that import it"
+
+    with seeds.open("a") as f:
+        f.write("\nDEFAULT = 1\n")
+    assert executed(mini_book) == {"uses_seeds", "uses_style"}, \
+        "a code edit re-executes the pages that import it, directly or through another module"
+
+    page = mini_book.path / "book" / "plain.md"
+    page.write_text(page.read_text().replace("6 * 7", "7 * 6"))
+    assert executed(mini_book) == {"plain"}, "a code edit re-executes its own page only"
+
+
+# ------------------------------------------------------------------ downloads and the deck after cached builds
+
+
+def slide(point: str, title: str, block: str, minutes: float) -> str:
+    """Slide content, then the instructor note that makes it a slide."""
+    return (f"\n:::{{slide}}\n{point}\n:::\n\n:::{{instructor-note}}\n:slide: {title}\n"
+            f":minutes: {minutes:g}\n:block: {block}\n\nSay it once.\n:::\n")
+
+
+def cell(code: str) -> str:
+    return f"\n```{{code-cell}} ipython3\n{code}\n```\n"
+
+
+def download(build_dir, page: str):
+    """A page's notebook download, and the text of its outputs."""
+    import nbformat
+
+    nb = nbformat.read(build_dir / "html" / "_sources" / "book" / f"{page}.ipynb", as_version=4)
+    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    return nb, outputs
+
+
+def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_factory):
+    """A page's notebook download takes its outputs from the jupyter cache: myst-nb writes
+    the notebook of a page it takes from the cache without outputs, and leaves a page it
+    does not read again as an earlier build wrote it. The deck is composed from the
+    written pages, read again or not."""
+    from rec11.book.fingerprints import MARK as FINGERPRINT
+    from rec11.book.pages import load_substitutions
+
+    facts = load_substitutions(mini_book.path)  # the notes must fill the session's budget
+    mini_book.page("index", "# Home\n" + slide("The home point.", "Home", "attention", facts["budget_attention"])
+                   + cell('print("home output", 6 * 7)'))
+    other = mini_book.page("other", "# Other\n" + "".join(
+        slide(f"The {block} point.", block.title(), block, facts[f"budget_{block}"])
+        for block in ("generation", "generative", "close"))
+        + cell('from rec11.seeds import shifted\nprint("other output", shifted(5))'))
+    mini_book.toc("index", "other")
+    outputs = {"index": "home output 42", "other": "other output 5"}
+
+    first = built(mini_book)
+    assert first.executed == {"book/index", "book/other"}, first.tail()
+
+    # A new build folder with only the execution cache, as a CI runner restores it: no page
+    # runs, so myst-nb writes every page's notebook without outputs.
+    out = tmp_path_factory.mktemp("cached")
+    shutil.copytree(mini_book.path / "_build" / ".jupyter_cache", out / "_build" / ".jupyter_cache")
+    fresh = build(mini_book.path, out)
+    assert fresh.ok, fresh.tail()
+    assert fresh.executed == set() and fresh.cached == {"book/index", "book/other"}, \
+        "a build in a new folder did not take every page from the cache"
+    for page, printed in outputs.items():
+        nb, shown = download(out / "_build", page)
+        assert printed in shown, f"{page}.ipynb lost its outputs in a build that took it from the cache"
+        assert "find_spec(\"rec11\")" in nb.cells[0].source, f"{page}.ipynb: the first cell does not install rec11"
+        assert not any(c.source.startswith(FINGERPRINT) for c in nb.cells), f"{page}.ipynb: the fingerprint cell"
+    deck = out / "_build" / "html" / "slides" / "index.html"
+    assert "The home point." in text(deck) and "The close point." in text(deck)
+
+    # Edit the words of one slide: the rebuild reads that page alone, from the cache.
+    other.write_text(other.read_text().replace("The close point.", "The edited point."))
+    rebuilt = build(mini_book.path, out)
+    assert rebuilt.ok, rebuilt.tail()
+    assert rebuilt.read == {"book/other"} and rebuilt.executed == set(), "the rebuild read more than the edited page"
+    for page, printed in outputs.items():
+        nb, shown = download(out / "_build", page)
+        assert printed in shown, f"{page}.ipynb lost its outputs in a rebuild that read one page"
+    nb, _ = download(out / "_build", "other")
+    assert "The edited point." in "".join(c.source for c in nb.cells), "the download kept the old words"
+    assert "The home point." in text(deck), "the deck lost the page the rebuild did not read"
+    assert "The edited point." in text(deck) and "The close point." not in text(deck)
