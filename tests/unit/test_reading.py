@@ -57,6 +57,15 @@ def test_hidden_code_is_not_read_but_its_figure_is():
     assert (r.cells, r.figures) == (0, 1)
 
 
+def test_an_explorable_figure_is_one_figure_however_many_frames():
+    from rec11.book.explore import explorable
+
+    frames = explorable(classes=["rec11-explore"])
+    frames.extend(nodes.image(uri=f"{n}.png", alt=f"Frame {n} of five.") for n in range(5))
+    r = count(page(cell("explore(draw, values)", hide_mode="input", outputs=[frames])))
+    assert (r.figures, r.cells) == (1, 0)
+
+
 def test_code_and_instructor_notes_are_not_prose():
     note = nodes.admonition("", nodes.title(text="Instructor notes"), paragraph(500), classes=["instructor-note"])
     code = cell("a b c d e f g h i j")  # ten words of code

@@ -85,7 +85,7 @@ class ExploreRenderer:
             renderer.logger.warning(f"explorable figure {problem}", subtype="explore",
                                     line=data.line)
             return []
-        node = explorable(label=label, default=default,
+        node = explorable(label=label, default=default, classes=["rec11-explore"],
                           texts=[str(f["text"]) for f in frames])
         node.extend(_frame_image(renderer, f, n, label) for n, f in enumerate(frames, 1))
         return [node]

@@ -118,8 +118,8 @@ def count(doctree: nodes.Node, mime_priority: list[str] = (), skip: tuple[nodes.
             if isinstance(node, nodes.literal_block) and not in_cell:
                 cells += 1  # a code listing in the text is read like a code cell
             return
-        if isinstance(node, nodes.image):
-            figures += not output_hidden
+        if isinstance(node, nodes.image) or "rec11-explore" in node.get("classes", []):
+            figures += not output_hidden  # an explorable figure is one, however many frames
             return
         if node.get("nb_element") == "cell_code":
             in_cell = True
