@@ -1,11 +1,11 @@
 """Site assets: the files the site serves beside its pages, and keeping them light.
 
 * **The book's own static files** (``static/``: CSS for instructor notes, print and
-  the theme's accessibility fixes; the Live Code and slide scripts) are served from
-  ``_static``. Sphinx copies static files only when it writes a page, and each page
-  links them with a checksum of their content (``?v=``, so that browsers fetch a new
-  version): when they change, every page is re-read and written again (from the
-  execution cache; nothing re-runs).
+  the theme's accessibility fixes; the slide scripts; Live Code's modules in
+  ``static/livecode/``) are served from ``_static``. Sphinx copies static files only
+  when it writes a page, and each page links them with a checksum of their content
+  (``?v=``, so that browsers fetch a new version): when they change, every page is
+  re-read and written again (from the execution cache; nothing re-runs).
 * **Pinned npm files, served by the site.** Thebe (``lib/``) and MathJax (``es5/``)
   are copied from ``node_modules`` (exact versions in ``package.json`` and
   ``package-lock.json``) into ``_static/thebe`` and ``_static/mathjax``, once per
@@ -50,7 +50,7 @@ def add_static(app: Sphinx, config) -> None:
 def static_changed(app, env, added, changed, removed) -> list[str]:
     """Every page, when the book's CSS or JS changed: they are copied, and each page's links
     to them carry their new checksums."""
-    digest = hashlib.sha256(b"".join(f.read_bytes() for f in sorted(STATIC.iterdir()) if f.is_file()))
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in sorted(STATIC.rglob("*")) if f.is_file()))
     if getattr(env, "rec11_static", None) == digest.hexdigest():
         return []
     env.rec11_static = digest.hexdigest()

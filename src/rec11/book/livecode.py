@@ -21,9 +21,13 @@ keeps the theme's **Live Code** button but replaces everything behind it:
   ``REC11_LIVE_CODE_SOURCE``, ``REC11_LIVE_CODE_URL``, ``REC11_LIVE_CODE_TOKEN``
   and ``REC11_LIVE_CODE_HUB`` (``1``/``0``).
 * **Only our script.** sphinx-thebe's script tags, CSS and per-page
-  ``x-thebe-config`` are removed from the pages; ``rec11-thebe.js`` (static)
-  defines ``initThebe()``, which the theme's button calls, and reads a per-page
-  JSON config written here.
+  ``x-thebe-config`` are removed from the pages. A live page loads
+  ``static/livecode/main.js``, an ES module (``<script type="module">``) that
+  defines ``initThebe()``, which the theme's button calls, and imports the
+  other modules of ``static/livecode/`` when it is pressed; they read a
+  per-page JSON config written here. Sphinx gives the entry module a checksum
+  of its content (``?v=``); an import map gives every other module its own,
+  so that after a new deploy a browser never runs old modules with new ones.
 * **Other weights, other numbers.** A page whose code trains or loads a model
   (it imports ``rec11.cache``, through any module) says so in its config
   (``trainedModels``): the reader's kernel trains its own copy, or loads one
@@ -39,6 +43,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import zlib
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -47,7 +52,7 @@ from sphinx.application import Sphinx
 from sphinx.errors import ConfigError
 from sphinx.util import logging
 
-from rec11.book.assets import package_version
+from rec11.book.assets import STATIC, package_version
 from rec11.book.fingerprints import package_dir, page_modules
 from rec11.book.pages import parse_cells
 from rec11.sources import module_closure
@@ -63,6 +68,8 @@ ENV = {
 }
 DEFAULTS = {"source": "binder", "server_url": "", "token": "", "hub": False}
 CONFIG_ID = "rec11-live-code-config"
+MODULES = "livecode"      # static/livecode/: Live Code's ES modules
+ENTRY = "main.js"         # the one a page loads; it imports the others
 
 
 # --- the setting ----------------------------------------------------------------------
@@ -250,7 +257,7 @@ def kernel_name(app: Sphinx, docname: str) -> str:
 
 
 def source_config(settings: dict) -> dict:
-    """The kernel-source part of a page's live-code JSON (what rec11-thebe.js reads)."""
+    """The kernel-source part of a page's live-code JSON (what static/livecode/ reads)."""
     config = {"source": settings["source"], "label": source_label(settings)}
     if settings["source"] == "binder":
         repo = settings["repository_url"].split("github.com/", 1)[1]
@@ -296,16 +303,36 @@ def update_page(app: Sphinx, pagename: str, templatename: str, context: dict, do
         return
     body = json.dumps(page_config(app, pagename, context["pathto"]), sort_keys=True).replace("</", "<\\/")
     app.add_js_file(None, body=body, type="application/json", id=CONFIG_ID)
+    # The import map before any module script (a browser ignores a map that comes after one).
+    imports = json.dumps(import_map(context["pathto"]), sort_keys=True).replace("</", "<\\/")
+    app.add_js_file(None, body=imports, type="importmap", priority=100)
+    app.add_js_file(f"{MODULES}/{ENTRY}", type="module")
+
+
+def import_map(pathto) -> dict:
+    """``{"imports": {module URL: the same URL?v=checksum}}`` for every Live Code module but
+    the entry (Sphinx gives it one): a module imports the others by plain relative URLs,
+    which the map turns into URLs that change when the file does. The checksum is Sphinx's
+    own (CRC-32 of the content)."""
+    imports = {}
+    for path in sorted((STATIC / MODULES).glob("*.js")):
+        if path.name == ENTRY:
+            continue
+        url = pathto(f"_static/{MODULES}/{path.name}", 1)
+        if not url.startswith(("./", "../", "/")):
+            url = "./" + url  # a key that is not URL-like would be a bare name
+        checksum = zlib.crc32(path.read_bytes().replace(b"\r", b""))
+        imports[url] = f"{url}?v={checksum:08x}"
+    return {"imports": imports}
 
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("rec11_live_code", dict(DEFAULTS), "html", types=[dict])
-    app.setup_extension("rec11.book.assets")  # Thebe's files, and static/rec11-thebe.js
+    app.setup_extension("rec11.book.assets")  # Thebe's files, and static/livecode/
     app.connect("config-inited", apply_settings)
     app.connect("builder-inited", thebe_version)
     app.connect("source-read", warn_live_code_gaps)
     app.connect("doctree-resolved", drop_sphinx_thebe_config, priority=900)
     # after sphinx-book-theme's launch buttons (priority 500) have set `use_thebe`
     app.connect("html-page-context", update_page, priority=900)
-    app.add_js_file("rec11-thebe.js", defer="defer")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
