@@ -12,14 +12,19 @@
     const output = figure.querySelector("output");
     const live = figure.querySelector(".rec11-explore-live");
     let announce = null;
-    let fetched = false;
+    let fetched = null;
 
     // The other frames are fetched the first time the reader reaches for the control,
-    // so a reader who never does downloads only the default frame.
+    // so a reader who never does downloads only the default frame. The images are kept:
+    // one the garbage collector took could leave the memory cache, and be fetched again
+    // where the HTTP cache does not serve it.
     function fetchAll() {
       if (fetched) return;
-      fetched = true;
-      for (const frame of frames) new Image().src = frame.src;
+      fetched = frames.map(function (frame) {
+        const preload = new Image();
+        preload.src = frame.src;
+        return preload;
+      });
     }
 
     function show(index) {
