@@ -3,7 +3,7 @@
 The site under test is built for a local Jupyter server. These tests load one of
 its pages, then swap in the live-code JSON the build would write for the other
 settings (computed by rec11.book.livecode from the real _config.yml), so the same
-rec11-thebe.js runs:
+static/livecode/ modules runs:
 
 * Binder: Live Code asks the BinderHub from `launch_buttons.binderhub_url` to build
   `repository.url` at `repository.branch`, and says so. (There is no internet here:

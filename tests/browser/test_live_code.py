@@ -2,7 +2,7 @@
 
 Live Code is started the way a student starts it, from the header's launch
 dropdown; the site was built to use a local `jupyter server` (see conftest.py), so
-these tests run the same rec11-thebe.js and pinned Thebe that students get.
+these tests run the same static/livecode/ modules and pinned Thebe that students get.
 """
 
 from __future__ import annotations

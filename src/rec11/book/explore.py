@@ -133,8 +133,8 @@ def visit_explorable(self, node: explorable) -> None:
         f'<output for="{ident}-input" aria-hidden="true">{value}</output>\n'
         f'</div>\n'
         f'<p class="rec11-explore-live" aria-live="polite"></p>\n'
-        f'<p class="rec11-explore-print">Online, a slider shows this figure for each '
-        f'{label.lower()}: {len(images)} settings.</p>\n'
+        f'<p class="rec11-explore-print">Online, a slider ({label}) shows this figure '
+        f'at each of its {len(images)} settings.</p>\n'
         f'<script type="application/json" class="rec11-explore-frames">'
         f'{listed}</script>\n</div>\n')
     raise nodes.SkipNode

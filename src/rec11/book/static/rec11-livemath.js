@@ -4,7 +4,7 @@
    to show it. Only when a live cell's output contains TeX (IPython's Latex(), Math(),
    or Markdown with $...$) is the site's pinned MathJax (_static/mathjax/tex-svg.js)
    loaded, once, and told to typeset that output. Thebe writes outputs into the areas
-   marked [data-output] (rec11-thebe.js); this script only watches them. */
+   marked [data-output] (static/livecode/); this script only watches them. */
 (function () {
   "use strict";
   var me = document.currentScript;
