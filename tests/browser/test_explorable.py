@@ -226,6 +226,10 @@ def test_keyboard_moves_every_slider_through_every_frame(phone, site, docname):
         page.locator(f"#{ident}").scroll_into_view_if_needed()  # a lazy default frame loads
         state = check_shows_its_value(page, ident, state, f"{docname} {ident} on load")
         tab_to(page, ident)
+        outline = page.locator(f"#{ident} input[type=range]").evaluate(
+            "e => e.matches(':focus-visible') && getComputedStyle(e).outlineStyle !== 'none'"
+            " && parseFloat(getComputedStyle(e).outlineWidth) >= 2")
+        assert outline, f"{ident}: no visible focus outline on the slider reached by Tab"
         n = len(state["frames"])
         keys = ["ArrowRight", "ArrowLeft", "End", "Home"] + ["ArrowRight"] * (n - 1)
         seen = {state["value"]}
