@@ -13,6 +13,10 @@
  *   landmark; it becomes one, "Book navigation".
  * - summary-name: a sidebar entry with going-further pages under it has a bare chevron
  *   that opens them; it is named after its entry ("Going-further pages of Attention").
+ * - scrollable-region-focusable (WCAG 2.1.1): a displayed formula wider than the column
+ *   (on a phone) scrolls sideways, so a keyboard user must be able to reach it. The
+ *   theme makes wide code blocks tab stops; a wide formula becomes one too, only while
+ *   it is wider than its column (at every width, as the window changes).
  */
 (function () {
   "use strict";
@@ -58,6 +62,19 @@
     }
   }
 
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fix);
-  else fix();
+  function scrollableMath() {
+    document.querySelectorAll("mjx-container[display='true'], div.math-wrapper").forEach(function (math) {
+      if (math.scrollWidth > math.clientWidth) math.setAttribute("tabindex", "0");
+      else if (math.getAttribute("tabindex") === "0") math.removeAttribute("tabindex");
+    });
+  }
+
+  function start() {
+    fix();
+    scrollableMath();
+    window.addEventListener("resize", scrollableMath, { passive: true });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();
