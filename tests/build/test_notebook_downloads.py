@@ -1,6 +1,10 @@
-"""The notebooks a reader downloads keep the build's outputs, even after a cached rebuild,
-read as the pages do (plain Markdown, no instructor notes), and run top to bottom: in a
-fresh kernel beside the book, and in a fresh virtual environment through their install cell."""
+"""The notebooks a reader downloads keep the build's outputs, read as the pages do (plain
+Markdown, no instructor notes), and run top to bottom: in a fresh kernel beside the book,
+and in a fresh virtual environment through their install cell.
+
+These read the whole book's build, the one the build tests share. That a download keeps
+its outputs when its page comes from the jupyter cache (a build in a new folder, a
+rebuild that reads one page) is shown on a small book: test_incremental.py."""
 
 from __future__ import annotations
 
@@ -21,21 +25,9 @@ pytestmark = pytest.mark.build
 
 
 @pytest.fixture(scope="module")
-def rebuilt(built_book, tmp_path_factory, root) -> Path:
-    """The book built again into a new folder with only the execution cache kept: every
-    page is taken from the cache, the case in which myst-nb writes notebooks without
-    outputs. Returns the new ``_build`` folder."""
-    out = tmp_path_factory.mktemp("rebuilt")
-    shutil.copytree(built_book["out"] / "_build" / ".jupyter_cache", out / "_build" / ".jupyter_cache")
-    result = subprocess.run(
-        [sys.executable, "-m", "rec11.book.build", "--book", str(root), "--out", str(out),
-         "--figures", str(out / "figures")],
-        capture_output=True, text=True, timeout=900,
-    )
-    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
-    assert re.search(r"rec11: 0 page\(s\) executed \[\], [1-9]\d* from the cache", result.stdout), \
-        result.stdout[-2000:]
-    return out / "_build"
+def build_dir(built_book) -> Path:
+    """The whole book's ``_build`` folder."""
+    return built_book["out"] / "_build"
 
 
 def downloads(build: Path) -> dict[Path, Path]:
@@ -55,10 +47,10 @@ def page_cells(nb):
     return cells[1:]
 
 
-def test_each_download_has_the_outputs_the_page_rendered(rebuilt):
-    rendered = dict(executed_notebooks(rebuilt))
+def test_each_download_has_the_outputs_the_page_rendered(build_dir):
+    rendered = dict(executed_notebooks(build_dir))
     assert rendered, "no executed pages"
-    for rel, path in downloads(rebuilt).items():
+    for rel, path in downloads(build_dir).items():
         assert path.is_file(), f"{rel}: the page offers no notebook download"
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
@@ -70,8 +62,8 @@ def test_each_download_has_the_outputs_the_page_rendered(rebuilt):
         assert any(c.outputs for c in code_cells(nb)), f"{rel}: the download has no outputs"
 
 
-def test_downloads_carry_nothing_of_the_build(rebuilt):
-    for rel, path in downloads(rebuilt).items():
+def test_downloads_carry_nothing_of_the_build(build_dir):
+    for rel, path in downloads(build_dir).items():
         nb = nbformat.read(path, as_version=4)
         assert not any(c.source.startswith(FINGERPRINT) for c in nb.cells), f"{rel}: fingerprint cell"
         assert "source_map" not in nb.metadata, rel
@@ -97,12 +89,12 @@ MARKUP = {
 NOTE = re.compile(r"^(:{3,})\{instructor-note\}[^\n]*\n(?:^:[\w-]+:[^\n]*\n)*\n?(.*?)^\1[ \t]*$", re.M | re.S)
 
 
-def test_downloads_read_as_the_pages_do_with_no_markup_and_no_instructor_notes(rebuilt, root):
+def test_downloads_read_as_the_pages_do_with_no_markup_and_no_instructor_notes(build_dir, root):
     notes = []
     for page in sorted((root / "book").rglob("*.md")):
         notes += [body.strip().split("\n\n")[0].strip() for _, body in NOTE.findall(page.read_text())]
     assert len(notes) >= 10 and all(len(note) > 40 for note in notes), f"the test misread the notes: {notes}"
-    for rel, path in downloads(rebuilt).items():
+    for rel, path in downloads(build_dir).items():
         nb = nbformat.read(path, as_version=4)
         text = "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         for what, pattern in MARKUP.items():
@@ -112,7 +104,7 @@ def test_downloads_read_as_the_pages_do_with_no_markup_and_no_instructor_notes(r
             assert note[:80] not in text, f"{rel}: an instructor note in a student's notebook: {note[:80]!r}"
         assert "instructor-note" not in text, rel
     # The .md download of every page, with code or without, is plain Markdown too.
-    for path in sorted((rebuilt / "html" / "_sources").rglob("*.md")):
+    for path in sorted((build_dir / "html" / "_sources").rglob("*.md")):
         text = path.read_text()
         for what, pattern in MARKUP.items():
             found = pattern.search(text)
@@ -120,16 +112,16 @@ def test_downloads_read_as_the_pages_do_with_no_markup_and_no_instructor_notes(r
         assert not any(note[:80] in text for note in notes), f"{path.name}: an instructor note in the .md download"
 
 
-def test_the_install_cell_names_the_commit_the_site_was_built_from(rebuilt, root):
+def test_the_install_cell_names_the_commit_the_site_was_built_from(build_dir, root):
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
-    for rel, path in downloads(rebuilt).items():
+    for rel, path in downloads(build_dir).items():
         install = code_cells(nbformat.read(path, as_version=4))[0].source
         assert f"@{head}\"" in install, f"{rel}: the install cell does not pin rec11 at {head}"
         assert TORCH_INDEX in install, rel
 
 
-def test_downloads_run_top_to_bottom_in_a_fresh_kernel(rebuilt, root):
-    for rel, path in downloads(rebuilt).items():
+def test_downloads_run_top_to_bottom_in_a_fresh_kernel(build_dir, root):
+    for rel, path in downloads(build_dir).items():
         nb = nbformat.read(path, as_version=4)
         # From the page's own folder, as the page ran, with the models from the cache.
         client = NotebookClient(nb, timeout=600, kernel_name="python3",
@@ -162,7 +154,7 @@ def outputs_text(nb) -> str:
     return "".join(o.get("text", "") for c in code_cells(nb) for o in c.outputs if o.output_type == "stream")
 
 
-def test_a_trained_page_runs_in_a_fresh_venv_through_its_install_cell(rebuilt, fresh_venv, root, monkeypatch):
+def test_a_trained_page_runs_in_a_fresh_venv_through_its_install_cell(build_dir, fresh_venv, root, monkeypatch):
     # No network here: the install cell's two downloads, rec11 from GitHub and torch from
     # PyTorch's index, come from a wheel of this checkout and the machine's own index.
     wheels, checkout = fresh_venv / "wheels", fresh_venv / "checkout"
@@ -173,7 +165,7 @@ def test_a_trained_page_runs_in_a_fresh_venv_through_its_install_cell(rebuilt, f
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(checkout)],
                    check=True)
     wheel = next(wheels.glob("rec11-*.whl"))
-    path = downloads(rebuilt)[TRAINED_PAGE]
+    path = downloads(build_dir)[TRAINED_PAGE]
     nb = nbformat.read(path, as_version=4)
     install = nb.cells[0]
     github = re.search(r'"rec11 @ git\+https://github\.com/[^"]+"', install.source)
@@ -208,24 +200,24 @@ def test_a_trained_page_runs_in_a_fresh_venv_through_its_install_cell(rebuilt, f
     assert "Installing" not in second and "Training" not in second, second[:2000]
 
 
-def test_each_page_with_a_download_opens_it_in_colab(rebuilt, root):
+def test_each_page_with_a_download_opens_it_in_colab(build_dir, root):
     import yaml
 
     from rec11.book.notebooks import COLAB, NOTEBOOKS_BRANCH
 
     repository = yaml.safe_load((root / "_config.yml").read_text())["repository"]["url"]
     org_repo = repository.rstrip("/").split("github.com/", 1)[1]
-    for rel in downloads(rebuilt):
-        html = (rebuilt / "html" / rel).with_suffix(".html").read_text()
+    for rel in downloads(build_dir):
+        html = (build_dir / "html" / rel).with_suffix(".html").read_text()
         url = f"{COLAB}/{org_repo}/blob/{NOTEBOOKS_BRANCH}/{rel.with_suffix('.ipynb').as_posix()}"
         assert f'href="{url}"' in html, f"{rel}: no Colab link to {url}"
-    codeless = rebuilt / "html" / "book" / "where-this-lands.html"  # a page with no code: no notebook
+    codeless = build_dir / "html" / "book" / "where-this-lands.html"  # a page with no code: no notebook
     assert "{code-cell}" not in (root / "book" / "where-this-lands.md").read_text()
     assert COLAB not in codeless.read_text(), "a Colab link with no notebook"
 
 
-def test_the_exercises_download_has_every_starter_and_check_and_folds_the_answers(rebuilt, root):
-    nb = nbformat.read(rebuilt / "html" / "_sources" / "book" / "exercises.ipynb", as_version=4)
+def test_the_exercises_download_has_every_starter_and_check_and_folds_the_answers(build_dir, root):
+    nb = nbformat.read(build_dir / "html" / "_sources" / "book" / "exercises.ipynb", as_version=4)
     source = (root / "book" / "exercises.md").read_text()
     calls = sorted(set(re.findall(r"^check\.\w+\(\w+\)", source, re.M)))
     assert len(calls) >= 7, calls
