@@ -97,6 +97,8 @@ def test_the_title_slide_reads_as_the_seeds(deck_soup):
     for line in ("Recitation 11", "Attention, transformers, generative models",
                  "Three lectures of mechanics, one session"):
         assert line in shown, f"the title slide lacks {line!r}: {shown[:200]}"
+    tab = deck_soup.title.get_text()
+    assert tab.startswith("Slides · Recitation 11"), f"the deck's tab is named {tab!r}"
 
 
 def test_every_slide_has_content_and_its_note_with_markup_and_minutes(deck_soup, html_root):

@@ -350,7 +350,8 @@ def write_deck(app: Sphinx, exception) -> None:
     start = time.perf_counter()
     outdir, srcdir = Path(app.outdir), Path(app.srcdir)
     version = copy_reveal(srcdir, outdir / "_static")
-    slides = compose(srcdir, outdir, app.env, app.config.project)
+    # Jupyter Book gives the book's title as html_title; it leaves Sphinx's project unset
+    slides = compose(srcdir, outdir, app.env, app.config.html_title or app.config.project)
     extra = sum(len(s.figures) for s in slides)
     logger.info("rec11: slides: %d slides and %d figure slides (reveal.js %s) in %s, %.1f s",
                 len(slides), extra, version, DECK, time.perf_counter() - start)
