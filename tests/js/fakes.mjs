@@ -11,12 +11,19 @@ import { editStore } from "../../src/rec11/book/static/livecode/edits.js";
 // Let every pending promise and setImmediate run.
 export const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-// Wait (a few ms at most) until `check()` holds.
+// Wait until `check()` holds: pending promises first, then real timers (a
+// test's short grace periods run on the real clock), for two seconds at most.
+// A count of ticks is not enough: on a busy machine 2,000 of them can pass
+// before a 20 ms timer fires.
 export async function until(check, what = "the condition") {
-  for (let i = 0; i < 2000; i++) {
+  const deadline = Date.now() + 2000;
+  while (Date.now() < deadline) {
     if (check()) return;
     await tick();
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 1));
   }
+  if (check()) return;
   throw new Error(`gave up waiting for ${what}`);
 }
 
