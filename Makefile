@@ -3,7 +3,7 @@
 #   make test    create .venv if needed, run the whole test suite
 # and helpers: make slides and make handout (the deck and the PDFs, from the build),
 # make preview (live reload while editing), make bench (writes BENCHMARKS.md),
-# make robustness (writes ROBUSTNESS.md), make clean.
+# make robustness (writes ROBUSTNESS.md), make claims PAGE=... (one page's claims), make clean.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,7 +14,7 @@ TORCH_INDEX_URL ?=
 PIP_EXTRA := $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL),)
 PREVIEW_PORT ?= 8000
 
-.PHONY: build test slides handout preview bench robustness clean
+.PHONY: build test slides handout preview bench robustness claims clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -58,14 +58,21 @@ BENCH_ARGS ?=
 bench: $(VENV)/.installed node_modules/.installed
 	$(PY) -m rec11_tools.bench $(BENCH_ARGS)
 
-# Every page's claims on models retrained under seeds 0-2, one and two training threads,
-# and three sets of CPU kernels (18 variants, each with an empty model cache); writes
-# ROBUSTNESS.md. About 2.5 hours on 2 cores with ROBUSTNESS_ARGS="--jobs 2";
-# "--design axes" runs 6 variants (one change at a time, about 50 minutes), --resume
-# reuses the variants already run, --pages book/x.md reruns one page in each variant run in full.
+# Retrains every model under freshly drawn seeds (never a fixed list), each with a thread
+# count and CPU kernels, runs every page with its claims recorded, and writes ROBUSTNESS.md:
+# each claim's worst value and margin over every retraining of the pages' current code.
+# ROBUSTNESS_ARGS="--count 20" runs more; retrainings accumulate in .cache/robustness.
 ROBUSTNESS_ARGS ?=
 robustness: $(VENV)/.installed
 	$(PY) -m rec11_tools.robustness $(ROBUSTNESS_ARGS)
+
+# One page's claims under SEEDS fresh retrainings, one per core at a time: each claim's
+# worst value and margin. For whoever adds or edits a claim: make claims PAGE=book/vae.md
+PAGE ?=
+SEEDS ?= 10
+claims: $(VENV)/.installed
+	@test -n "$(PAGE)" || { echo "make claims: name the page, e.g. make claims PAGE=book/vae.md SEEDS=10"; exit 2; }
+	$(PY) -m rec11_tools.robustness --no-report --pages $(PAGE) --count $(SEEDS)
 
 clean:
 	rm -rf _build

@@ -19,16 +19,13 @@ notebook that is the reader's only sign of a slow first run. The book's build se
 ``$REC11_QUIET_TRAINING`` (``rec11.book.notebooks``), so that a page shows the same
 outputs whether its models were cached or not.
 
-Training runs on ``$REC11_TRAIN_THREADS`` intra-op threads, default two, whatever the
-page set for its own cells: a build executes
-one page at a time, so while a page trains, the second core is otherwise idle, and a
-training batch is large enough to use it (the tiny GPT trains in 0.6 of the time).
-The number is fixed rather than "all cores" because it changes the float rounding,
-and with it the trained weights: a 4-core runner must train the model the pages
-were checked against, and so must a kernel confined to one core (two threads there
-are slower, but give the same weights). For the same reason it is part of the key: the
-unit tests train on one thread, and their copy of a model must not stand in for the
-pages'.
+Training runs on ``$REC11_TRAIN_THREADS`` intra-op threads, default one, whatever the
+page set for its own cells. One, because two threads on two cores that something else is
+also using collapse (a page that trains in 26 s took 377 s beside one other job), and a
+student's kernel on a shared hub meets exactly that; the book's build uses the second
+core by training two models side by side instead (``rec11.models``). The number is fixed
+rather than "all cores" because it changes the float rounding, and with it the trained
+weights; for the same reason it is part of the key.
 """
 
 from __future__ import annotations
@@ -71,8 +68,8 @@ def cache_key(name: str, config, modules: Iterable[str], threads: int) -> str:
 
 
 def training_threads() -> int:
-    """Intra-op threads for training: ``$REC11_TRAIN_THREADS``, else 2, on any machine."""
-    return max(1, int(os.environ.get("REC11_TRAIN_THREADS", "2")))
+    """Intra-op threads for training: ``$REC11_TRAIN_THREADS``, else 1, on any machine."""
+    return max(1, int(os.environ.get("REC11_TRAIN_THREADS", "1")))
 
 
 @contextmanager
@@ -84,6 +81,15 @@ def _threads(n: int):
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def _log_training(name: str, config, threads: int, seconds: float) -> None:
+    """Append one JSON line per model trained to ``$REC11_TRAINING_LOG``, if set (the benchmark reads it)."""
+    log = os.environ.get("REC11_TRAINING_LOG")
+    if log:
+        row = {"name": name, "config": _config_dict(config), "threads": threads, "seconds": round(seconds, 2)}
+        with open(log, "a") as f:
+            f.write(json.dumps(row, default=str) + "\n")
 
 
 def load_or_train(
@@ -115,8 +121,10 @@ def load_or_train(
     start = time.perf_counter()
     with _threads(threads):
         info = train(model)
+    seconds = time.perf_counter() - start
     if announce:
-        print(f"Trained {name} in {time.perf_counter() - start:.0f} s.", flush=True)
+        print(f"Trained {name} in {seconds:.0f} s.", flush=True)
+    _log_training(name, config, threads, seconds)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     # info travels as JSON so that torch.load can stay weights_only

@@ -2,11 +2,13 @@
 
     python -m rec11_tools.claims [--json OUT] [PAGE.md ...]    # default: every page in _toc.yml
 
-A page protects each sentence about its run with ``assert condition, "page (figure):
-'the sentence'"``. Run in the build, the first false one stops the page. Here each
-page runs in a fresh kernel whose ``assert`` statements are rewritten (an IPython AST
-transformer) to record ``(held, message)`` and go on, so one false claim does not hide
-the next; a cell that raises for another reason is recorded and the page goes on too.
+A page protects each sentence about a trained model with ``claim(value, op, threshold,
+message)`` (``rec11.claims``), and each exact fact with ``assert condition, message``.
+Run in the build, the first false one stops the page. Here each page runs in a fresh
+kernel where neither stops it: ``claim`` records its value and threshold and goes on
+(``$REC11_CLAIMS_RECORD_ONLY``), and ``assert`` statements are rewritten (an IPython AST
+transformer) to record whether they held, so one false claim does not hide the next; a
+cell that raises for another reason is recorded and the page goes on too.
 Pages run in the order given, sharing the model cache (``$REC11_CACHE_DIR``), as in a
 build. The robustness matrix (``rec11_tools.robustness``) runs this once per variant.
 """
@@ -22,12 +24,15 @@ from pathlib import Path
 # Run in the kernel before the page's first cell.
 SOFT_ASSERTS = '''
 import ast as _rec11_ast
+import os as _rec11_os
+
+_rec11_os.environ["REC11_CLAIMS_RECORD_ONLY"] = "1"  # rec11.claims.claim records, never raises
 
 _rec11_claims = []
 
 
 def _rec11_claim(held, message):
-    _rec11_claims.append([bool(held), str(message)])
+    _rec11_claims.append({"message": str(message), "held": bool(held)})
 
 
 class _Rec11SoftAsserts(_rec11_ast.NodeTransformer):
@@ -46,7 +51,9 @@ class _Rec11SoftAsserts(_rec11_ast.NodeTransformer):
 _rec11_soft = _Rec11SoftAsserts()
 get_ipython().ast_transformers.append(_rec11_soft)
 '''
-REPORT = "import json as _rec11_json; print(_rec11_json.dumps(_rec11_claims))"
+# the asserts' records, then claim()'s (value, op, threshold too) if the page made any
+REPORT = ("import json as _rec11_json, sys as _rec11_sys; print(_rec11_json.dumps(_rec11_claims + getattr("
+          "_rec11_sys.modules.get('rec11.claims'), 'RECORD', [])))")
 ENVIRONMENT = ("import json as _rec11_json, torch as _rec11_torch; print(_rec11_json.dumps("
                "{'capability': _rec11_torch.backends.cpu.get_cpu_capability(), "
                "'torch': _rec11_torch.__version__}))")
@@ -57,7 +64,7 @@ def _stdout(cell) -> str:
 
 
 def run_page(page: Path, timeout: int = 1800) -> dict:
-    """{claims: [[held, message], ...], errors: [{line, error}], glued: {name: text}, seconds}.
+    """{claims: [{message, held[, value, op, threshold]}], errors: [{line, error}], glued: {name: text}, seconds}.
 
     One page, in a fresh kernel, with soft asserts; ``glued`` holds the page's glued values.
     """
@@ -123,7 +130,7 @@ def main(argv=None) -> int:
     for page in pages:
         name = page.relative_to(root).as_posix()
         result = results["pages"][name] = run_page(page)
-        false = [m for held, m in result["claims"] if not held]
+        false = [c["message"] for c in result["claims"] if not c["held"]]
         failed += len(false) + len(result["errors"])
         print(f"{name}: {len(result['claims'])} claims, {len(false)} false, {len(result['errors'])} errors,"
               f" {result['seconds']:.0f} s", flush=True)

@@ -2,6 +2,8 @@
 
 import textwrap
 
+import pytest
+
 from rec11_tools import claims, robustness
 from rec11_tools.robustness import Variant
 
@@ -17,6 +19,8 @@ PAGE = textwrap.dedent('''\
     x = 2
     assert x == 3, "page: 'x is three' (false)"
     assert x == 2, "page: 'x is two'"
+    from rec11.claims import claim
+    claim(x, ">", 5, "page: 'x is above five' (false, measured)")
     glue("x", x, display=False)
     ```
 
@@ -45,92 +49,115 @@ def test_every_claim_is_recorded_and_a_failing_one_does_not_stop_the_page(tmp_pa
     page.write_text(PAGE)
     result = claims.run_page(page)
     held = {}
-    for ok, message in result["claims"]:
-        held[message] = held.get(message, True) and ok
+    for record in result["claims"]:
+        held[record["message"]] = held.get(record["message"], True) and record["held"]
     assert held == {"page: 'x is three' (false)": False, "page: 'x is two'": True,
+                    "page: 'x is above five' (false, measured)": False,
                     "page: 'every i is small'": False, "page: 'after an error the page goes on'": True}
     assert "meant to fail" not in held, "a cell that raises on purpose keeps its assert"
     assert [e["error"].split(":")[0] for e in result["errors"]] == ["ZeroDivisionError"]
     assert result["errors"][0]["line"] == PAGE.splitlines().index("for i in range(3):") + 1
     assert result["glued"] == {"x": "2"}
+    measured = [r for r in result["claims"] if "value" in r]
+    assert measured == [{"message": "page: 'x is above five' (false, measured)", "value": 2.0, "op": ">",
+                         "threshold": 5.0, "held": False}]
 
 
-def test_the_tally_counts_a_claim_not_reached_as_false_and_one_not_asserted_as_absent():
-    run = lambda claims, errors=(): {"pages": {"p.md": {"claims": claims, "errors": list(errors)}}}
-    results = {"a": run([[True, "c1"], [True, "c2"]]), "b": run([[True, "c1"], [False, "c1"]]),
-               "c": run([[True, "c1"]], [{"line": 4, "error": "KeyError: 'k'"}]),
-               "d": {"pages": {}}}
-    table = robustness.tally(results)["p.md"]
-    assert table["c1"] == {"held": ["a", "c"], "false": ["b"], "absent": ["d"]}
-    assert table["c2"] == {"held": ["a"], "false": ["c"], "absent": ["b", "d"]}, \
-        "b ran the page to the end without asserting c2; c stopped at an error; d had no such page"
-    assert table["line 4 runs without error (KeyError: 'k')"]["false"] == ["c"]
+def _run(claims, errors=(), fingerprint="f"):
+    return {"claims": claims, "errors": list(errors), "fingerprint": fingerprint}
 
 
-def test_the_matrix_covers_seeds_threads_and_kernels():
-    full = robustness.variants("full")
-    assert len(full) == 18 and len(set(full)) == 18
-    assert {v.seed for v in full} == {0, 1, 2} and {v.threads for v in full} == {1, 2}
-    assert {v.kernels for v in full} == {"native", "avx2", "default"}
-    axes = robustness.variants("axes")
-    assert axes[0] == Variant(0, 2, "native") and len(axes) == 6
-    assert all(sum(a != b for a, b in zip(
-        (v.seed, v.threads, v.kernels), (0, 2, "native"))) == 1 for v in axes[1:])
+def _measured(message, value, threshold=1.0, op=">"):
+    return {"message": message, "value": value, "op": op, "threshold": threshold, "held": value > threshold}
 
 
-def test_a_variant_sets_its_environment(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx512")
-    env = Variant(2, 1, "native").environment(tmp_path)
-    assert (env["REC11_SEED"], env["REC11_TRAIN_THREADS"], env["REC11_CACHE_DIR"]) == ("2", "1", str(tmp_path))
-    assert "ATEN_CPU_CAPABILITY" not in env, "native: the machine's own kernels"
-    env = Variant(0, 2, "avx2").environment(tmp_path)
-    assert (env["ATEN_CPU_CAPABILITY"], env["MKL_CBWR"]) == ("avx2", "AVX2")
+def test_seeds_are_drawn_fresh_and_every_six_cover_threads_and_kernels():
+    import random
+
+    a = robustness.draw(12, used={5, 6})
+    b = robustness.draw(12)
+    assert len({v.seed for v in a}) == 12 and not {5, 6} & {v.seed for v in a}
+    assert {v.seed for v in a} != {v.seed for v in b}, "two runs drew the same seeds"
+    assert all(robustness.SEED_RANGE[0] <= v.seed < robustness.SEED_RANGE[1] for v in a + b)
+    for block in (a[:6], a[6:]):
+        assert {(v.threads, v.kernels) for v in block} == {(t, k) for t in (1, 2) for k in robustness.KERNELS}
+    rng = random.Random(3)
+    assert [v.seed for v in robustness.draw(3, rng=rng)] != [0, 1, 2]
 
 
-def test_re_running_pages_touches_only_the_variants_that_ran_in_full(tmp_path, monkeypatch):
+def test_margins_are_in_standard_deviations_and_the_thinnest_comes_first():
+    values = {"wide": [3.0, 3.2, 2.8, 3.1], "thin": [1.2, 1.5, 1.1, 1.6]}
+    results = {f"r{i}": {"pages": {"p.md": _run([_measured(m, v[i]) for m, v in values.items()])}}
+               for i in range(4)}
+    claims = robustness.summarize(results, {"p.md": "f"})
+    assert [c.message for c in claims] == ["thin", "wide"]
+    thin = claims[0]
+    slacks = [0.2, 0.5, 0.1, 0.6]
+    import statistics
+    assert thin.margin == pytest.approx(statistics.fmean(slacks) / statistics.stdev(slacks))
+    assert thin.runs == 4 and thin.failures == 0 and thin.worst["value"] == 1.1
+    assert 0 < thin.fail_chance < 0.5 and claims[1].fail_chance < 1e-6
+    assert robustness.book_pass_chance(claims) == pytest.approx((1 - thin.fail_chance) * (1 - claims[1].fail_chance))
+    assert robustness.verdict(thin) == "**thin**" and robustness.verdict(claims[1]) == "holds"
+
+
+def test_a_claim_in_a_loop_counts_its_worst_call_and_a_failure_counts():
+    results = {"a": {"pages": {"p.md": _run([_measured("loop", 3.0), _measured("loop", 0.5)])}},
+               "b": {"pages": {"p.md": _run([_measured("loop", 2.0)])}}}
+    [c] = robustness.summarize(results, {"p.md": "f"})
+    assert c.runs == 2 and c.failures == 1 and c.worst["value"] == 0.5
+    assert c.slacks == (-0.5, 1.0) and robustness.verdict(c) == "**fails**"
+
+
+def test_not_reached_counts_as_a_failure_not_asserted_does_not_count_and_old_code_is_set_aside():
+    exact = {"message": "exact", "held": True}
+    results = {"a": {"pages": {"p.md": _run([exact, _measured("m", 2.0)])}},
+               "b": {"pages": {"p.md": _run([exact], [{"line": 4, "error": "KeyError: 'k'"}])}},
+               "c": {"pages": {"p.md": _run([exact])}},  # ran to the end without asserting m
+               "d": {"pages": {"p.md": _run([exact, _measured("m", -5.0)], fingerprint="old")}},
+               "e": {"pages": {}}}
+    claims = {c.message: c for c in robustness.summarize(results, {"p.md": "f"})}
+    assert (claims["m"].runs, claims["m"].failures) == (2, 1), "b stopped before m; c and d do not count"
+    assert claims["exact"].exact and claims["exact"].runs == 3 and robustness.verdict(claims["exact"]) == "held"
+    error = claims["line 4 runs without error (KeyError: 'k')"]
+    assert (error.runs, error.failures) == (3, 1)
+
+
+def test_the_report_gives_seeds_axes_margins_and_the_chance_the_whole_book_passes(tmp_path):
+    def result(seed, value):
+        return {"seed": seed, "threads": 1, "kernels": "avx2", "environment": {"capability": "AVX2"},
+                "commit": "abc1234", "date": "2026-12-02", "seconds": 90, "complete": True, "all_pages": True,
+                "pages": {"p.md": _run([_measured("m", value), {"message": "e", "held": True}])}}
+    results = {f"seed{s}": result(s, v) for s, v in ((101, 3.0), (202, 3.5), (303, 2.5))}
+    claims = robustness.summarize(results, {"p.md": "f"})
+    text = robustness.report(results, claims, tmp_path)
+    for seed in (101, 202, 303):
+        assert f"| {seed} | 1 | avx2 | AVX2 | all | 2026-12-02 | abc1234 | 1.5 |" in text
+    assert "| p.md | m | 3 | 0 | 2.5 > 1 | 4 | holds |" in text
+    assert "| p.md | e | 3 | 0 |  | exact | held |" in text
+    assert "Each claim was checked in 3 to 3 retrainings" in text
+    assert "Whole-book retrainings that failed any claim: 0 of 3" in text
+    assert "**99.9" in text or "**100.00 %**" in text
+
+
+def test_main_draws_new_seeds_runs_them_and_reports_every_retraining(tmp_path, monkeypatch):
     import json
 
-    full, partial, never = robustness.variants("axes")[:3]
-    (tmp_path / f"{full.name}.json").write_text(json.dumps(
-        {"complete": True, "seconds": 60, "environment": {"capability": "AVX512"}, "pages": {}}))
-    (tmp_path / f"{partial.name}.json").write_text(json.dumps({"pages": {}}))  # a run that was stopped
     ran = []
 
-    def fake_run(variant, work, pages, shared_cores=False, code="unknown"):
-        ran.append((variant.name, tuple(pages)))
-        return {"complete": True, "seconds": 1, "environment": {"capability": "AVX512"},
-                "pages": {p: {"claims": [[True, "c"]], "errors": []} for p in pages}}
+    def fake_run(variant, work, pages, root, shared_cores=False, code="unknown", all_pages=True):
+        ran.append(variant)
+        result = {"seed": variant.seed, "threads": variant.threads, "kernels": variant.kernels,
+                  "environment": {"capability": "AVX2"}, "seconds": 6, "complete": True, "all_pages": all_pages,
+                  "pages": {p: _run([_measured("m", 2.0 + variant.seed % 7)], fingerprint="f") for p in pages}}
+        (work / f"{variant.name}.json").write_text(json.dumps(result))
+        return result
 
     monkeypatch.setattr(robustness, "run_variant", fake_run)
-    robustness.main(["--design", "axes", "--work", str(tmp_path), "--out", str(tmp_path / "R.md"),
-                     "--pages", "book/x.md"])
-    assert ran == [(full.name, ("book/x.md",))], ran
-    assert never.name not in {name for name, _ in ran}
-
-
-def test_the_report_says_which_commit_each_variant_ran(tmp_path):
-    run = lambda **extra: {"complete": True, "seconds": 60, "environment": {"capability": "AVX2"},
-                           "pages": {"p.md": {"claims": [[True, "c"]], "errors": []}}, **extra}
-    a, b = Variant(0, 2, "native"), Variant(1, 2, "native")
-    results = {a.name: run(commit="abc1234", rerun_commit="def5678", rerun_pages=["p.md"]),
-               b.name: run(commit="def5678")}
-    text = robustness.report(results, [a, b], tmp_path)
-    assert f"| {a.label} | AVX2 | abc1234, edited pages at def5678 | 1.0 | 0 |" in text
-    assert "| p.md | c | 2/2 |" in text
-    assert f"| {b.label} | AVX2 | def5678 | 1.0 | 0 |" in text
-
-
-def test_report_only_runs_nothing_and_reports_the_complete_variants(tmp_path, monkeypatch):
-    import json
-
-    done, stopped = robustness.variants("axes")[:2]
-    (tmp_path / f"{done.name}.json").write_text(json.dumps(
-        {"complete": True, "seconds": 60, "commit": "abc1234", "environment": {"capability": "AVX2"},
-         "pages": {"p.md": {"claims": [[True, "c"]], "errors": []}}}))
-    (tmp_path / f"{stopped.name}.json").write_text(json.dumps({"pages": {}}))
-    monkeypatch.setattr(robustness, "run_variant", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    monkeypatch.setattr(robustness, "page_fingerprint", lambda root, page: "f")
     out = tmp_path / "R.md"
-    assert robustness.main(["--design", "axes", "--work", str(tmp_path), "--out", str(out), "--report"]) == 0
-    text = out.read_text()
-    assert f"| {done.label} | AVX2 | abc1234 |" in text and stopped.label not in text
-    assert "**1 of the 6 variants have run**" in text
+    args = ["--work", str(tmp_path), "--out", str(out), "--count", "3", "--pages", "book/vae.md"]
+    assert robustness.main(args) == 0
+    assert robustness.main(args) == 0
+    assert len(ran) == 6 and len({v.seed for v in ran}) == 6, "the second run drew seeds the first had not used"
+    assert "| book/vae.md | m | 6 | 0 |" in out.read_text()
