@@ -113,7 +113,7 @@ def page_fingerprint(root: Path, page: str) -> str:
 def run_variant(variant: Variant, work: Path, pages: list[str], root: Path, shared_cores: bool = False,
                 code: str = "unknown", all_pages: bool = True) -> dict:
     """Retrain into an empty cache and run the pages; saves and returns the claims' JSON."""
-    out = work / f"{variant.name}.json"
+    out = work / f"{variant.name}.part.json"  # the runner writes after every page; load() skips it
     cache = work / f"{variant.name}-models"
     shutil.rmtree(cache, ignore_errors=True)
     fingerprints = {page: page_fingerprint(root, page) for page in pages}
@@ -132,6 +132,7 @@ def run_variant(variant: Variant, work: Path, pages: list[str], root: Path, shar
                   date=datetime.date.today().isoformat(), seconds=time.perf_counter() - start,
                   complete=set(result["pages"]) == set(pages), all_pages=all_pages)
     out.write_text(json.dumps(result, indent=1))
+    out.replace(work / f"{variant.name}.json")  # whole or not at all, for another run reading work
     return result
 
 
@@ -139,6 +140,8 @@ def load(work: Path) -> dict[str, dict]:
     """Every complete retraining saved in ``work``, by variant name."""
     results = {}
     for path in sorted(work.glob("seed*.json")):
+        if path.name.endswith(".part.json"):
+            continue
         result = json.loads(path.read_text())
         if result.get("complete"):
             results[path.stem] = result
