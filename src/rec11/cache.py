@@ -43,14 +43,10 @@ from typing import Callable, Iterable
 import torch
 
 from rec11 import seeds
-from rec11.sources import PACKAGE, book_root, code_hash
+from rec11.seeds import training_threads
+from rec11.sources import PACKAGE, cache_dir, code_hash
 
-
-def cache_dir() -> Path:
-    if os.environ.get("REC11_CACHE_DIR"):
-        return Path(os.environ["REC11_CACHE_DIR"])
-    root = book_root()
-    return root / ".cache" / "models" if root else Path.home() / ".cache" / "rec11"
+__all__ = ["cache_dir", "cache_key", "load_or_train", "training_threads"]
 
 
 def _config_dict(config) -> dict:
@@ -65,11 +61,6 @@ def cache_key(name: str, config, modules: Iterable[str], threads: int) -> str:
         default=str,
     )
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-def training_threads() -> int:
-    """Intra-op threads for training: ``$REC11_TRAIN_THREADS``, else 1, on any machine."""
-    return max(1, int(os.environ.get("REC11_TRAIN_THREADS", "1")))
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""One knob for the randomness of a whole run: ``$REC11_SEED``.
+"""The knobs that make one retraining differ from another: ``$REC11_SEED`` and ``$REC11_TRAIN_THREADS``.
 
 Every seed the package uses (a model's initialisation, its training batches, the data
 it draws, the page's global random state set by ``rec11.style.setup_page``) is shifted
@@ -27,3 +27,12 @@ def shift() -> int:
 def shifted(seed: int) -> int:
     """The seed a generator gets for the package's ``seed``: ``seed + $REC11_SEED``."""
     return seed + shift()
+
+
+def training_threads() -> int:
+    """Intra-op threads for training (``rec11.cache``): ``$REC11_TRAIN_THREADS``, else 1, on any machine.
+
+    Like the seed, the number changes the trained weights (the float rounding), so it is
+    part of a model's cache key and of a page's execution fingerprint.
+    """
+    return max(1, int(os.environ.get("REC11_TRAIN_THREADS", "1")))

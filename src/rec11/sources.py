@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import os
 import re
 from pathlib import Path
 from typing import Iterable
@@ -29,6 +30,14 @@ def book_root(start: Path | None = None) -> Path | None:
         if (folder / "_config.yml").is_file():
             return folder
     return None
+
+
+def cache_dir() -> Path:
+    """Where trained models are kept (``rec11.cache``): ``$REC11_CACHE_DIR``, else the book's ``.cache/models``."""
+    if os.environ.get("REC11_CACHE_DIR"):
+        return Path(os.environ["REC11_CACHE_DIR"])
+    root = book_root()
+    return root / ".cache" / "models" if root else Path.home() / ".cache" / "rec11"
 
 
 def _module_file(name: str, package_dir: Path | None) -> Path | None:

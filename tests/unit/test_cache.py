@@ -38,7 +38,9 @@ def test_load_or_train_trains_once_and_restores_the_same_weights(tmp_path, monke
 
 
 def test_book_root_is_found_from_a_page_folder(root):
-    assert cache.book_root(root / "book") == root
+    from rec11.sources import book_root
+
+    assert book_root(root / "book") == root
 
 
 def test_every_page_that_imports_the_package_gets_a_fingerprint(root):

@@ -2,25 +2,31 @@
 
     python -m rec11.book.build [--book DIR] [--out DIR] [--figures DIR]
 
-Runs ``jupyter-book build`` with warnings as errors (``-W``), nitpicky references
+First trains every model the pages will ask for, two at a time on two cores
+(``rec11.models``, one training thread each). Then runs ``jupyter-book build`` with warnings as errors (``-W``), nitpicky references
 (``-n``) and ``--keep-going`` so that one run lists every problem, each with its
 file and line. Execution errors stop the build too (``nb_execution_raise_on_error``
 in ``_config.yml``). Afterwards every named figure is written to the figures folder
 as SVG and PNG, and a one-line summary says how many pages executed and how many
-came from the cache.
+came from the cache. A model trained while the pages ran (one that ``rec11.models``
+does not list) is named, so it can be added there.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import json
+import os
 import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from rec11.book.fingerprints import page_modules
 from rec11.book.notebooks import executed_notebooks
+from rec11.models import MODULES
 
 EXECUTED = re.compile(r"^(?P<page>\S+?)(\.md)?: Executing notebook using", re.M)
 CACHED = re.compile(r"^(?P<page>\S+?)(\.md)?: Using cached notebook", re.M)
@@ -31,10 +37,29 @@ def jupyter_book() -> list[str]:
     return [sys.executable, "-m", "rec11.book.quickstart"]
 
 
-def build(book: Path, out: Path, extra: tuple[str, ...] = ()) -> tuple[int, str]:
+def model_modules(book: Path) -> list[str]:
+    """The ``rec11`` model modules the book's pages import: whose models to train first."""
+    imported = set()
+    for page in (book / "book").rglob("*.md") if (book / "book").is_dir() else ():
+        imported |= page_modules(page.read_text())
+    return [m for m in MODULES if m in imported]
+
+
+def train_models(book: Path) -> int:
+    """Train the pages' models side by side (``python -m rec11.models``) before the pages run."""
+    modules = model_modules(book)
+    if not modules:
+        return 0
+    env = {**os.environ, "REC11_QUIET_TRAINING": "1"}
+    return subprocess.run([sys.executable, "-m", "rec11.models", "--modules", *modules], cwd=book,
+                          env=env).returncode
+
+
+def build(book: Path, out: Path, extra: tuple[str, ...] = (), training_log: Path | None = None) -> tuple[int, str]:
     """Run the strict build; return (exit code, everything it printed)."""
     cmd = [*jupyter_book(), "build", str(book), "--path-output", str(out), "-W", "-n", "--keep-going", *extra]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = {**os.environ, **({"REC11_TRAINING_LOG": str(training_log)} if training_log else {})}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     lines = []
     for line in proc.stdout:  # stream, so a long build shows progress
         sys.stdout.write(line)
@@ -137,7 +162,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = args.out or args.book
     start = time.perf_counter()
-    code, log = build(args.book, out)
+    if train_models(args.book) != 0:
+        print("rec11: training the pages' models FAILED (python -m rec11.models); see above", file=sys.stderr)
+        return 1
+    training_log = out / "_build" / "models-trained-by-pages.jsonl"
+    training_log.unlink(missing_ok=True)
+    training_log.parent.mkdir(parents=True, exist_ok=True)
+    code, log = build(args.book, out, training_log=training_log)
+    if training_log.is_file():
+        names = [json.loads(line)["name"] for line in training_log.read_text().splitlines()]
+        print(f"rec11: {len(names)} model(s) trained one at a time while the pages ran ({', '.join(names)}):"
+              " list them in rec11.models.book_models to train them side by side first")
     summary = execution_summary(log)
     seconds = time.perf_counter() - start
     print(

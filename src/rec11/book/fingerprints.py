@@ -4,7 +4,8 @@ jupyter-cache keys a page on its own code cells only, so an edit to ``src/rec11`
 would leave the cached outputs of the pages that import it in place. Before a page
 is parsed, this extension appends one hidden code cell holding a fingerprint of
 everything the page's code depends on: the source of the ``rec11`` modules it
-imports (transitively, :mod:`rec11.sources`) and, for a page that draws the session
+imports (transitively, :mod:`rec11.sources`), the seed shift and training threads
+(``rec11.seeds``: another retraining), and, for a page that draws the session
 plan, the instructor notes of the whole book. A changed fingerprint changes the
 notebook's hash, so jupyter-cache misses and the page re-executes;
 ``env-get-outdated`` makes Sphinx re-read such a page even though its own file did
@@ -20,6 +21,7 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from rec11 import seeds
 from rec11.book import notes
 from rec11.book.pages import code_cells, keep_per_page
 from rec11.sources import code_hash, imported_modules
@@ -49,6 +51,8 @@ def fingerprint(app: Sphinx, text: str) -> str:
     parts = []
     if modules:
         parts.append("code:" + code_hash(modules, package_dir(app)))
+        # another seed shift or thread count is another retraining: its pages must run again
+        parts.append(f"run:seed={seeds.shift()},threads={seeds.training_threads()}")
     if _USES_NOTES.search(code):
         plan = [(n.page, n.slide, n.minutes, n.block) for n in notes.collect(Path(app.srcdir))]
         parts.append("notes:" + hashlib.sha256(repr(plan).encode()).hexdigest()[:16])
