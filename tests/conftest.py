@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rec11_tools.previewtime import free_port
+from rec11_tools.robustness import commit_seed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,6 +24,14 @@ jupytext:
 kernelspec: {display_name: Python 3, language: python, name: python3}
 ---
 """
+
+
+BOOK_SEED, BOOK_SEED_WHY = commit_seed(ROOT)
+
+
+def pytest_report_header(config):
+    return (f"the book is built and checked as a fresh retraining: REC11_SEED={BOOK_SEED} ({BOOK_SEED_WHY});"
+            f" a claim that fails here fails again with: REC11_SEED={BOOK_SEED} make build")
 
 
 @pytest.fixture(scope="session")
@@ -83,12 +92,14 @@ def built_book(tmp_path_factory) -> dict:
     if cache.is_dir():
         shutil.copytree(cache, out / "_build" / ".jupyter_cache")
     port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "REC11_LIVE_CODE_SOURCE": "jupyter-server",
+    env = {**os.environ, "REC11_SEED": str(BOOK_SEED), "REC11_LIVE_CODE_SOURCE": "jupyter-server",
            "REC11_LIVE_CODE_URL": f"http://127.0.0.1:{port}/", "REC11_LIVE_CODE_TOKEN": token}
     result = subprocess.run(
         [sys.executable, "-m", "rec11.book.build", "--book", str(book), "--out", str(out),
          "--figures", str(out / "figures")],
         capture_output=True, text=True, timeout=2400, env=env,
     )
-    assert result.returncode == 0, f"the book did not build:\n{(result.stdout + result.stderr)[-6000:]}"
+    assert result.returncode == 0, (f"the book did not build under REC11_SEED={BOOK_SEED} ({BOOK_SEED_WHY});"
+                                    f" reproduce with: REC11_SEED={BOOK_SEED} make build\n"
+                                    f"{(result.stdout + result.stderr)[-6000:]}")
     return {"out": out, "html": out / "_build" / "html", "server_url": f"http://127.0.0.1:{port}/", "token": token}

@@ -99,6 +99,22 @@ def draw(count: int, used: set[int] = frozenset(), rng: random.Random | None = N
     return [Variant(seed, t, k) for seed, (t, k) in zip(seeds, axes)]
 
 
+def commit_seed(root: Path) -> tuple[int, str]:
+    """(seed, why): the retraining ``make test`` builds the book with.
+
+    ``$REC11_SEED`` if set (to reproduce a run), else the commit's hash modulo 10,000, so
+    that every commit CI tests is a new retraining while a re-run of one commit repeats it.
+    """
+    if os.environ.get("REC11_SEED", "").strip():
+        return int(os.environ["REC11_SEED"]), "REC11_SEED was set"
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                             check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return 0, "no git commit: the published book's seed"
+    return int(sha, 16) % 10_000, f"commit {sha[:10]} modulo 10,000"
+
+
 def page_fingerprint(root: Path, page: str) -> str:
     """What a page's claims depend on: its code cells and the ``rec11`` package (not prose)."""
     from rec11.book.pages import code_cells

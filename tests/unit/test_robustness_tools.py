@@ -161,3 +161,17 @@ def test_main_draws_new_seeds_runs_them_and_reports_every_retraining(tmp_path, m
     assert robustness.main(args) == 0
     assert len(ran) == 6 and len({v.seed for v in ran}) == 6, "the second run drew seeds the first had not used"
     assert "| book/vae.md | m | 6 | 0 |" in out.read_text()
+
+
+def test_make_test_retrains_under_a_seed_from_the_commit_unless_one_is_given(tmp_path, monkeypatch):
+    import subprocess
+
+    monkeypatch.delenv("REC11_SEED", raising=False)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    sha = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert robustness.commit_seed(tmp_path) == (int(sha, 16) % 10_000, f"commit {sha[:10]} modulo 10,000")
+    monkeypatch.setenv("REC11_SEED", "7")
+    assert robustness.commit_seed(tmp_path)[0] == 7
