@@ -54,9 +54,13 @@ preview: $(VENV)/.installed node_modules/.installed
 # one core, then page weight and Lighthouse on every page, the preview's save-to-page time
 # and a profile of the prose-edit build; writes BENCHMARKS.md. About 20 minutes on 2 cores.
 # BENCH_ARGS=--speed-only redoes only the last three, on this checkout's build (~7 minutes).
+# Then every model retrained the old way (2 threads, one at a time) and the book's way (1
+# thread, two side by side), TRAINBENCH_RUNS times each (about 6 minutes a pair).
 BENCH_ARGS ?=
+TRAINBENCH_RUNS ?= 3
 bench: $(VENV)/.installed node_modules/.installed
 	$(PY) -m rec11_tools.bench $(BENCH_ARGS)
+	$(PY) -m rec11_tools.trainbench --runs $(TRAINBENCH_RUNS)
 
 # Retrains every model under freshly drawn seeds (never a fixed list), each with a thread
 # count and CPU kernels, runs every page with its claims recorded, and writes ROBUSTNESS.md:
