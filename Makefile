@@ -1,4 +1,5 @@
-# The book's two commands:
+# The book's commands:
+#   make check   after every edit: unit, lint and Live Code's node tests; no model trained
 #   make build   create .venv if needed, execute every page, write _build/html, export figures/
 #   make test    create .venv if needed, run the whole test suite
 # and helpers: make slides and make handout (the deck and the PDFs, from the build),
@@ -14,7 +15,7 @@ TORCH_INDEX_URL ?=
 PIP_EXTRA := $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL),)
 PREVIEW_PORT ?= 8000
 
-.PHONY: build test slides handout preview bench robustness claims clean
+.PHONY: check build test slides handout preview bench robustness claims clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +41,11 @@ handout: build
 node_modules/.installed: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
+
+# The fast tier: everything that needs neither a built book, a browser nor a trained
+# full-size model (tests marked build, browser or retrain run in make test).
+check: $(VENV)/.installed node_modules/.installed
+	$(PY) -m pytest -q -m "not build and not browser and not retrain" tests/unit tests/lint
 
 # Includes tests/browser (Chromium at /usr/bin/chromium; .ci/run installs it).
 test: $(VENV)/.installed node_modules/.installed

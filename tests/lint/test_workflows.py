@@ -38,7 +38,7 @@ def steps(workflow: str) -> list[dict]:
     return [s for job in doc["jobs"].values() for s in job.get("steps", [])]
 
 
-@pytest.mark.parametrize("workflow, commands", [("ci.yml", ["make build", "make test"]), ("deploy.yml", ["make build"])])
+@pytest.mark.parametrize("workflow, commands", [("ci.yml", ["make check", "make build", "make test"]), ("deploy.yml", ["make build"])])
 def test_workflows_call_the_readme_commands(workflow, commands):
     readme = (ROOT / "README.md").read_text()
     runs = " ".join(s.get("run", "") for s in steps(workflow))

@@ -214,6 +214,7 @@ def _error_by_step(model, X, abar, steps, n_repeats=5):
     return out
 
 
+@pytest.mark.retrain
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_denoisers_error_sits_at_small_t_for_other_seeds(seed):
     # diffusion.md: "the error that cannot be removed sits at small t": about 1 at t = 0,

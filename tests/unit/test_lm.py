@@ -207,11 +207,13 @@ def garden_path_maps(model):
     return model.inspect(torch.tensor([G.encode(G.GARDEN_PATH)]))
 
 
+@pytest.mark.retrain
 def test_every_seed_learns_the_grammar_almost_exactly(seed_models):
     for seed, (_, info) in seed_models.items():
         assert 0 <= info["exact_ce_nats_per_token"] - G.entropy().nats_per_token < 0.01, seed
 
 
+@pytest.mark.retrain
 def test_attention_maps_disagree_over_seeds(seed_models):
     """attention-maps.md: 'one map among many, and they disagree'."""
     for seed, (model, _) in seed_models.items():
@@ -226,6 +228,7 @@ def test_attention_maps_disagree_over_seeds(seed_models):
         assert js.mean() > 0.1, f"seed {seed}: the maps disagree on average"
 
 
+@pytest.mark.retrain
 def test_largest_weight_and_largest_flow_differ_over_seeds(seed_models):
     """further/attention-maps.md: 'other random starts show the same mismatch'."""
     for seed, (model, _) in seed_models.items():
@@ -236,6 +239,7 @@ def test_largest_weight_and_largest_flow_differ_over_seeds(seed_models):
         assert differ.float().mean() > 0.1, seed
 
 
+@pytest.mark.retrain
 def test_layer0_routes_the_participle_and_layer1_is_not_needed_over_seeds(seed_models):
     """attention-maps.md, residual stream: without layer 0's attention 'fell' becomes a
     surprise; without layer 1's nothing changes; layer 1 still draws a bright arrow whose
@@ -264,6 +268,7 @@ def test_layer0_routes_the_participle_and_layer1_is_not_needed_over_seeds(seed_m
         assert (maps_without0[0, 1] - maps[0, 1]).abs().max() > 0.5, seed
 
 
+@pytest.mark.retrain
 def test_garden_path_spike_matches_the_grammar_over_seeds(seed_models):
     """surprisal.md: the spike at 'fell', and the model reproduces its size."""
     exact = {n: G.surprisal(s, eos=True) for n, s in G.TEST_SENTENCES.items()}

@@ -174,6 +174,7 @@ def test_run_caches_and_grid_orders(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("recall-*.pt"))) == 8  # tiny at lr 1e-2 was already cached
 
 
+@pytest.mark.retrain
 @pytest.mark.parametrize("seed", [1, 2])
 def test_exercise_1_findings_hold_for_other_seeds(seed):
     """SLOW: 15-20 s per seed on one core, about 30 s for both seeds.

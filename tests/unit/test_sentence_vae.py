@@ -195,6 +195,7 @@ def test_true_nll_is_the_grammars_own():
 # ---------------------------------------------------------------- the page's finding, over seeds
 
 
+@pytest.mark.retrain
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_plain_elbo_collapses_and_both_remedies_prevent_it(seed):
     """further/exercise-2.md's general claim, on seeds the page does not train (it uses 0).

@@ -188,6 +188,7 @@ def test_decoding_helpers_have_the_right_shapes_and_reproduce():
 # ---------------------------------------------------------------- the pages' findings, over seeds
 
 
+@pytest.mark.retrain
 @pytest.mark.parametrize("seed", [1, 2])
 def test_beta_from_2_collapses_and_below_it_does_not(seed):
     """The VAE pages' general claims about beta, on seeds the pages do not train (they use 0).
