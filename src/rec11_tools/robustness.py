@@ -46,6 +46,7 @@ KERNELS = {  # name: the environment that selects them ("" removes the variable)
     "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"},
     "default": {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"},
 }
+X86 = {"x86_64", "amd64", "i386", "i686"}  # where torch has AVX2 kernels to ask for
 SEED_RANGE = (1, 1_000_000)  # seed 0 is the published book's
 BAR = 4.0  # a claim's threshold must be this many standard deviations from its mean
 TARGET = 0.99  # the chance that a fresh retraining passes the whole book
@@ -78,13 +79,25 @@ class Variant:
         return env
 
 
-def draw(count: int, used: set[int] = frozenset(), rng: random.Random | None = None) -> list[Variant]:
+def kernel_axis(arch: str | None = None) -> list[str]:
+    """The kernels this machine can be asked for: AVX2 only on x86.
+
+    On Arm (GitHub's Linux arm64 and macOS runners) torch's own kernels are NEON or SVE,
+    and Apple's BLAS is Accelerate: "native" reaches them, "default" is the portable code.
+    """
+    arch = (arch or platform.machine()).lower()
+    return [name for name in KERNELS if name != "avx2" or arch in X86]
+
+
+def draw(count: int, used: set[int] = frozenset(), rng: random.Random | None = None,
+         kernels: list[str] | None = None) -> list[Variant]:
     """``count`` retrainings with seeds never used before, cycling through threads x kernels.
 
     The seeds come from the operating system's randomness (unless ``rng`` is given), so no
-    two runs draw the same list; the axes are shuffled in blocks of six, so that any six
-    consecutive retrainings cover every combination once.
+    two runs draw the same list; the axes are shuffled in blocks of every combination (six on
+    x86, four on Arm), so that any such block of consecutive retrainings covers each once.
     """
+    kernels = kernels or kernel_axis()
     rng = rng or random.SystemRandom()
     seeds: list[int] = []
     while len(seeds) < count:
@@ -93,7 +106,7 @@ def draw(count: int, used: set[int] = frozenset(), rng: random.Random | None = N
             seeds.append(seed)
     axes: list[tuple[int, str]] = []
     while len(axes) < count:
-        block = [(t, k) for t in THREADS for k in KERNELS]
+        block = [(t, k) for t in THREADS for k in kernels]
         rng.shuffle(block)
         axes += block
     return [Variant(seed, t, k) for seed, (t, k) in zip(seeds, axes)]
@@ -316,7 +329,7 @@ def table(claims: list[Claim]) -> list[str]:
     return lines
 
 
-def report(results: dict[str, dict], claims: list[Claim], root: Path) -> str:
+def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: str = "") -> str:
     runs = sorted(results.values(), key=lambda r: (r.get("date", ""), r["seed"]))
     books = [r for r in runs if r.get("all_pages")]
     measured = [c for c in claims if not c.exact]
@@ -336,7 +349,7 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path) -> str:
         f"{BAR:g}. The claims with the thinnest margins come first.",
         "",
         f"- Date: {datetime.date.today().isoformat()}",
-        f"- Machine: {machine()}",
+        f"- Machine: {machine()}" + (f" (runner: {runner})" if runner else ""),
         f"- Commit: {commit(root)}",
         f"- Retrainings of the whole book: {len(books)}; of single pages (`make claims`): {len(runs) - len(books)}."
         f" Each claim was checked in {min(n)} to {max(n)} retrainings of its page's current code.",
@@ -378,6 +391,8 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="retrainings at once (default: one per core)")
     parser.add_argument("--report", action="store_true", help="run nothing: report what --work holds")
+    parser.add_argument("--runner", default=os.environ.get("REC11_RUNNER", ""),
+                        help="a name for this machine in failures (the CI runner's kind)")
     args = parser.parse_args(argv)
     root = book_root()
     if root is None:
@@ -413,9 +428,14 @@ def main(argv=None) -> int:
         print(f"\nChance a fresh retraining passes these {len(claims)} claims (normal approximation):"
               f" {100 * book_pass_chance(claims):.2f} %")
     else:
-        args.out.write_text(report(results, claims, root))
+        args.out.write_text(report(results, claims, root, args.runner))
         print(f"wrote {args.out}")
-    return 1 if any(c.failures for c in claims) else 0
+    failed = [c for c in claims if c.failures]
+    where = args.runner or machine()
+    for c in failed:  # one line each; GitHub shows "::error::" lines on the run's page
+        prefix = "::error::" if os.environ.get("GITHUB_ACTIONS") else "FAILED: "
+        print(f"{prefix}{c.page}: {c.message}: failed {c.failures} of {c.runs} retrainings on {where}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

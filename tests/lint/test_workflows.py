@@ -84,3 +84,19 @@ def test_the_deploy_publishes_the_downloads_where_the_colab_links_point():
     assert f"git init -q -b {NOTEBOOKS_BRANCH}" in push and push.rstrip().endswith(f" {NOTEBOOKS_BRANCH}")
     upload = next(s for s in doc["jobs"]["build"]["steps"] if "upload-artifact" in s.get("uses", ""))
     assert upload["with"]["path"] == "_build/html/_sources/**/*.ipynb"
+
+
+def test_the_robustness_matrix_retrains_on_three_kinds_of_machine_and_keeps_the_reports():
+    doc = yaml.safe_load((ROOT / ".github" / "workflows" / "robustness.yml").read_text())
+    triggers = doc.get("on", doc.get(True))  # PyYAML reads a bare `on:` key as True
+    assert {"schedule", "workflow_dispatch"} <= set(triggers)
+    job = doc["jobs"]["robustness"]
+    # Linux x64, Linux arm64, macOS arm64: kernels the course machines never reach
+    assert set(job["strategy"]["matrix"]["runner"]) == {"ubuntu-24.04", "ubuntu-24.04-arm", "macos-14"}
+    assert job["strategy"]["fail-fast"] is False, "one runner's failure must not cancel the others"
+    assert job["env"]["REC11_RUNNER"] == "${{ matrix.runner }}", "a failure names its runner"
+    runs = " ".join(s.get("run", "") for s in job["steps"])
+    assert "make robustness" in runs and "make robustness" in (ROOT / "README.md").read_text()
+    uploads = [s for s in job["steps"] if "upload-artifact" in s.get("uses", "")]
+    assert uploads and uploads[0].get("if") == "always()", "the report is uploaded when a claim fails too"
+    assert "ROBUSTNESS-*.md" in uploads[0]["with"]["path"]

@@ -85,6 +85,17 @@ def test_seeds_are_drawn_fresh_and_every_six_cover_threads_and_kernels():
     assert [v.seed for v in robustness.draw(3, rng=rng)] != [0, 1, 2]
 
 
+def test_arm_runners_are_never_asked_for_avx2():
+    assert robustness.kernel_axis("x86_64") == ["native", "avx2", "default"]
+    assert robustness.kernel_axis("AMD64") == ["native", "avx2", "default"]  # Windows spells it so
+    for arch in ("arm64", "aarch64"):  # macOS, Linux
+        assert robustness.kernel_axis(arch) == ["native", "default"]
+        drawn = robustness.draw(8, kernels=robustness.kernel_axis(arch))
+        assert {v.kernels for v in drawn} == {"native", "default"}
+        for block in (drawn[:4], drawn[4:]):
+            assert {(v.threads, v.kernels) for v in block} == {(t, k) for t in (1, 2) for k in ("native", "default")}
+
+
 def test_margins_are_in_standard_deviations_and_the_thinnest_comes_first():
     values = {"wide": [3.0, 3.2, 2.8, 3.1], "thin": [1.2, 1.5, 1.1, 1.6]}
     results = {f"r{i}": {"pages": {"p.md": _run([_measured(m, v[i]) for m, v in values.items()])}}
@@ -161,6 +172,28 @@ def test_main_draws_new_seeds_runs_them_and_reports_every_retraining(tmp_path, m
     assert robustness.main(args) == 0
     assert len(ran) == 6 and len({v.seed for v in ran}) == 6, "the second run drew seeds the first had not used"
     assert "| book/vae.md | m | 6 | 0 |" in out.read_text()
+
+
+def test_a_failing_claim_fails_the_run_naming_the_claim_and_the_runner(tmp_path, monkeypatch, capsys):
+    import json
+
+    def fake_run(variant, work, pages, root, shared_cores=False, code="unknown", all_pages=True):
+        value = 0.5 if len(list(work.glob("*.json"))) == 1 else 2.0  # the second retraining fails
+        result = {"seed": variant.seed, "threads": variant.threads, "kernels": variant.kernels,
+                  "environment": {"capability": "NEON"}, "seconds": 6, "complete": True, "all_pages": all_pages,
+                  "pages": {p: _run([_measured("the KL stays small", value)], fingerprint="f") for p in pages}}
+        (work / f"{variant.name}.json").write_text(json.dumps(result))
+        return result
+
+    monkeypatch.setattr(robustness, "run_variant", fake_run)
+    monkeypatch.setattr(robustness, "page_fingerprint", lambda root, page: "f")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    args = ["--work", str(tmp_path), "--out", str(tmp_path / "R.md"), "--count", "3", "--jobs", "1",
+            "--pages", "book/vae.md", "--runner", "macos-14"]
+    assert robustness.main(args) == 1
+    assert ("::error::book/vae.md: the KL stays small: failed 1 of 3 retrainings on macos-14"
+            in capsys.readouterr().out)
+    assert "(runner: macos-14)" in (tmp_path / "R.md").read_text()
 
 
 def test_make_test_retrains_under_a_seed_from_the_commit_unless_one_is_given(tmp_path, monkeypatch):
