@@ -39,7 +39,7 @@ from rec11.book.handout import CHROMIUM, CHROMIUM_ARGS  # the one browser the bo
 ROOT = Path(__file__).resolve().parents[2]
 PHONE = {"width": 390, "height": 844}
 
-# The targets (README, "Speed, and what a rebuild costs"): whole-page weight, and Lighthouse on every page.
+# The targets (docs/architecture.md, "Speed, and what a rebuild costs"): whole-page weight, and Lighthouse on every page.
 MAX_PAGE_BYTES = 400_000
 MIN_SCORES = {"performance": 90, "accessibility": 100, "best-practices": 95}
 MAX_CLS = 0.05

@@ -20,7 +20,7 @@ environment's extensions, which is what a reader's single-user server adds to it
 
 The load average before and after each round is recorded with the results: the numbers
 are only as quiet as the machine was. ``rec11_tools.hubsize`` turns the results into the
-per-user memory limit and guarantee and the class-size table (README, deploy guide).
+per-user memory limit and guarantee and the class-size table (docs/live-code.md, deploy guide).
 """
 
 from __future__ import annotations
