@@ -84,7 +84,7 @@ def built_book(tmp_path_factory) -> dict:
     same site. ``REC11_BROWSER_BOOK`` builds another book folder instead. The
     repository's execution cache is copied in when there is one: entries are keyed by
     content, so a reused entry is exactly what a cold run would produce.
-    Returns {out, html, server_url, token}.
+    Returns {out, html, server_url, token, log}.
     """
     book = Path(os.environ.get("REC11_BROWSER_BOOK") or ROOT).resolve()
     out = tmp_path_factory.mktemp("book")
@@ -102,4 +102,5 @@ def built_book(tmp_path_factory) -> dict:
     assert result.returncode == 0, (f"the book did not build under REC11_SEED={BOOK_SEED} ({BOOK_SEED_WHY});"
                                     f" reproduce with: REC11_SEED={BOOK_SEED} make build\n"
                                     f"{(result.stdout + result.stderr)[-6000:]}")
-    return {"out": out, "html": out / "_build" / "html", "server_url": f"http://127.0.0.1:{port}/", "token": token}
+    return {"out": out, "html": out / "_build" / "html", "server_url": f"http://127.0.0.1:{port}/", "token": token,
+            "log": result.stdout}

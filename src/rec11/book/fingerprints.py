@@ -65,6 +65,17 @@ def package_dir(app: Sphinx) -> Path | None:
     return local if local.is_dir() else None
 
 
+def with_fingerprint(text: str, stamp: str) -> str:
+    """The page's MyST text with its fingerprint cell appended (none for an empty stamp).
+
+    A comment-only cell: it costs nothing to run, but it changes the notebook's hash.
+    ``rec11.book.preexecute`` builds the same notebook, so the two must agree.
+    """
+    if not stamp:
+        return text
+    return text + f"\n\n```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{MARK}: {stamp}\n```\n"
+
+
 def inject_fingerprint(app: Sphinx, docname: str, source: list[str]) -> None:
     if not str(app.env.doc2path(docname)).endswith(".md") or "{code-cell}" not in source[0]:
         return
@@ -74,9 +85,7 @@ def inject_fingerprint(app: Sphinx, docname: str, source: list[str]) -> None:
         logger.warning(str(err), location=docname, type="rec11", subtype="notes")
         return
     app.env.rec11_fingerprints[docname] = stamp
-    if stamp:
-        # A comment-only cell: costs nothing to run, but changes the notebook hash.
-        source[0] += f"\n\n```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{MARK}: {stamp}\n```\n"
+    source[0] = with_fingerprint(source[0], stamp)
 
 
 def outdated_by_dependencies(app, env, added, changed, removed) -> list[str]:
