@@ -15,7 +15,7 @@ and ``searchindex.js``                              on every page for search-as-
 ``copybutton.js/.css``,                    7 kB     dropped from pages without a code block
 ``clipboard.min.js``
 ``exercise.css``                          0.3 kB    dropped from pages without an exercise
-``rec11-quickcheck.js``                   1.1 kB    dropped from pages without a ``{quick-check}``
+``rec11-quickcheck.js``                   2.0 kB    dropped from pages without a ``{quick-check}``
 ``rec11-explore.js``                      0.9 kB    dropped from pages without an explorable figure
 ``scripts/fontawesome.js``                0.3 kB    its tag dropped (``assets`` already empties it)
 ``styles/theme.css``                      0.1 kB    replaced by what it ``@import``\\ s (``basic.css``):

@@ -1,31 +1,58 @@
 // {quick-check}: compare a student's short answer with the page's (rec11.book.quickcheck).
 // Without this script the form shows its prompt and an empty answer box, and no button.
+// Node's tests load the comparison alone (tests/js/quickcheck.test.mjs).
 "use strict";
-(function () {
-  // "(2, 3, 5, 4)", "torch.Size([2, 3, 5, 4])" and "2,3,5,4" are the same answer
-  function normalise(text) {
-    return text.toLowerCase().replace(/torch\.size/g, "")
-      .replace(/[\s()[\]{}'"`]/g, "").replace(/\u2212/g, "-");
+const rec11QuickCheck = (function () {
+  // A shape or a list, however it is typed: "(2, 3, 5, 4)", "[2 3 5 4]", "2 3 5 4", "2x3x5x4",
+  // "2 × 3 × 5 × 4", "(2,3,5,4,)", "torch.Size([2, 3, 5, 4])" and "Size([2,3,5,4])" are one
+  // answer, and so are "(N, H, T, d/H)" and "N,H,T,d/H". Anything else: case and spaces aside.
+  function items(text) {
+    const t = text.toLowerCase().replace(/\u2212/g, "-")
+      .replace(/\btorch\.size\b|\bsize(?=\s*\()/g, "")
+      .replace(/\s*\/\s*/g, "/")  // d / H is d/H
+      .replace(/(\d)\s*[x×*]\s*(?=\d)/g, "$1,");  // 2x3 and 2 × 3, not the x of a name
+    return t.replace(/[()[\]{}'"`]/g, " ").split(/[\s,;]+/).filter(Boolean);
   }
 
+  // without spaces, brackets or case: "dim = -1" is "dim=-1"
+  function squeezed(text) {
+    return text.toLowerCase().replace(/\btorch\.size\b/g, "").replace(/[\s()[\]{}'"`]/g, "")
+      .replace(/\u2212/g, "-");
+  }
+
+  function sameText(given, answer) {
+    const a = items(given), b = items(answer);
+    const sameItems = a.length === b.length && a.every((item, i) => item === b[i]);
+    return sameItems || squeezed(given) === squeezed(answer);
+  }
+
+  // A number, however it is typed: "6,400", "8x", "×8", "6 bits", "73.1%", "−0.5", "3/4".
+  // A percentage is a hundredth of its number ("73.1%" is 0.731); the page's answer says
+  // which scale it is on, so accepts() tries both where the answer is above 1.
   function number(text) {
-    const t = text.trim().replace(/\u2212/g, "-");
+    let t = text.trim().toLowerCase().replace(/\u2212/g, "-").replace(/^[x×]\s*|\s*[x×]$/g, "");
+    let scale = 1;
+    if (t.endsWith("%")) {
+      scale = 0.01;
+      t = t.slice(0, -1).trim();
+    }
+    t = t.replace(/\s*(bits?|nats?|times|ms|s|mib|mb|kb)$/, "");  // a unit after the number
+    if (/^[-+]?\d{1,3}(,\d{3})+(\.\d*)?$/.test(t)) t = t.replace(/,/g, "");  // 6,400
     const fraction = /^(-?\d+)\s*\/\s*(\d+)$/.exec(t);
-    if (fraction) return Number(fraction[2]) ? Number(fraction[1]) / Number(fraction[2]) : NaN;
-    return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t) ? Number(t) : NaN;
+    if (fraction) return Number(fraction[2]) ? scale * Number(fraction[1]) / Number(fraction[2]) : NaN;
+    return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/.test(t) ? scale * Number(t) : NaN;
   }
 
-  function accepts(form, given) {
-    const answer = form.dataset.answer;
-    if (form.dataset.kind === "choice") return given === answer;
-    if (form.dataset.kind === "number") {
-      const value = number(given);
+  function accepts(kind, answer, tolerance, given) {
+    if (kind === "choice") return given === answer;
+    if (kind === "number") {
       const want = Number(answer);
-      const tolerance = form.dataset.tolerance !== undefined
-        ? Number(form.dataset.tolerance) : Math.abs(want) * 0.01;
-      return !Number.isNaN(value) && Math.abs(value - want) <= tolerance + 1e-12;
+      const within = tolerance !== undefined && tolerance !== "" ? Number(tolerance) : Math.abs(want) * 0.01;
+      const value = number(given);
+      const values = /%\s*$/.test(given) && Math.abs(want) > 1 ? [value, value * 100] : [value];
+      return values.some((v) => !Number.isNaN(v) && Math.abs(v - want) <= within + 1e-12);
     }
-    return normalise(given) === normalise(answer);
+    return sameText(given, answer);
   }
 
   function setUp(form) {
@@ -44,7 +71,7 @@
         feedback.textContent = input ? "Type an answer first." : "Choose an answer first.";
         return;
       }
-      const right = accepts(form, text);
+      const right = accepts(form.dataset.kind, form.dataset.answer, form.dataset.tolerance, text);
       feedback.textContent = right ? "Right." : "Not yet." + (hint ? " A hint follows." : " Try again.");
       form.classList.toggle("quick-check-right", right);
       form.classList.toggle("quick-check-wrong", !right);
@@ -62,6 +89,10 @@
   function start() {
     document.querySelectorAll("form.quick-check").forEach(setUp);
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-  else start();
+  if (typeof document !== "undefined") {
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+    else start();
+  }
+  return { accepts, number, items };
 })();
+if (typeof module === "object" && module.exports) module.exports = rec11QuickCheck;
