@@ -82,6 +82,18 @@ def test_agenda_and_literalinclude(tmp_path):
     assert problems == []
 
 
+def test_literalinclude_of_a_method(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_text("class A:\n    def f(self):\n        return 1\n\n    def g(self):\n"
+                                          "        return 2\n")
+    (tmp_path / "book").mkdir()
+    ctx, problems = context(book=tmp_path)
+    out = convert("```{literalinclude} ../src/m.py\n:pyobject: A.g\n```", ctx)
+    assert out == "```python\n    def g(self):\n        return 2\n```" and problems == []
+    convert("```{literalinclude} ../src/m.py\n:pyobject: A.h\n```", ctx)
+    assert problems == [(1, "literalinclude: no A.h in ../src/m.py")]
+
+
 @pytest.mark.parametrize("page", ["attention.md", "vae.md", "exercises.md", "further/exercise-2.md", "index.md"])
 def test_the_book_pages_convert_without_markup(root, page):
     text = (root / "book" / page).read_text()

@@ -241,10 +241,15 @@ def _included(context: Context, argument: str, options: dict, line: int) -> str 
     source = path.read_text()
     if "pyobject" not in options:
         return source.rstrip("\n")
-    for node in ast.parse(source).body:
-        if getattr(node, "name", None) == options["pyobject"]:
-            start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            return "\n".join(source.split("\n")[start - 1:node.end_lineno])
+    body, node = ast.parse(source).body, None
+    for name in options["pyobject"].split("."):  # "Block.forward": a method, as Sphinx allows
+        node = next((n for n in body if getattr(n, "name", None) == name), None)
+        if node is None:
+            break
+        body = getattr(node, "body", [])
+    if node is not None:
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        return "\n".join(source.split("\n")[start - 1:node.end_lineno])
     context.warn(line, f"literalinclude: no {options['pyobject']} in {argument}")
     return None
 
