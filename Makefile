@@ -47,9 +47,10 @@ node_modules/.installed: package.json package-lock.json
 check: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest -q -m "not build and not browser and not retrain" tests/unit tests/lint
 
-# Includes tests/browser (Chromium at /usr/bin/chromium; .ci/run installs it).
+# Includes tests/browser (Chromium at /usr/bin/chromium; .ci/run installs it), but not the
+# tests marked bench (Lighthouse on every page): make bench runs those.
 test: $(VENV)/.installed node_modules/.installed
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not bench"
 
 # Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT): the
 # same build as `make build` (same cache, same _build), from a warm process (rec11.book.preview).
@@ -66,6 +67,7 @@ BENCH_ARGS ?=
 TRAINBENCH_RUNS ?= 3
 bench: $(VENV)/.installed node_modules/.installed
 	$(PY) -m rec11_tools.bench $(BENCH_ARGS)
+	$(PY) -m pytest -m bench
 	$(PY) -m rec11_tools.trainbench --runs $(TRAINBENCH_RUNS)
 
 # Retrains every model under freshly drawn seeds (never a fixed list), each with a thread

@@ -6,7 +6,7 @@ scored 82 to 93 under load), so it is reported, not asserted: printed at the end
 run, and written to BENCHMARKS.md by `make bench`. Lighthouse 12.2.3 is the npm copy
 pinned in package-lock.json, driving Debian's Chromium; a page that misses a target is
 run once more and the better run counts (rec11_tools.pagespeed.lighthouse). About 15 s a
-page.
+page, so it is a benchmark's test: `make bench` runs it, `make test` leaves it out.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from browser_support import REPORT, book_dir, page_url, site_pages
 
 from rec11_tools.pagespeed import MAX_CLS, MIN_SCORES, lighthouse
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.bench]
 
 PAGES = site_pages(book_dir())
 
