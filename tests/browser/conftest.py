@@ -155,7 +155,7 @@ def _serve(html: Path):
 
 
 @pytest.fixture(scope="session")
-def hub_site(tmp_path_factory) -> dict:
+def hub_site(tmp_path_factory, built_book) -> dict:
     """The book built for a JupyterHub (``hub: true``, no token: each reader pastes one).
 
     {html, hub_url}. The hub's port is chosen here, because the build writes its URL into
@@ -169,14 +169,16 @@ def hub_site(tmp_path_factory) -> dict:
         config = site_config(html)
         assert config["server"]["hub"], f"{reuse} was not built for a JupyterHub"
         return {"html": html, "hub_url": config["server"]["url"]}
+    from rec11_tools.robustness import commit_seed
+
     book = book_dir()
     out = tmp_path_factory.mktemp("hub-book")
-    cache = book / "_build" / ".jupyter_cache"
-    if cache.is_dir():
-        shutil.copytree(cache, out / "_build" / ".jupyter_cache")
+    # The pages as the session's book ran them (its seed, its execution cache, the same model
+    # cache): only Live Code's settings differ, so nothing runs or trains again.
+    shutil.copytree(built_book["out"] / "_build" / ".jupyter_cache", out / "_build" / ".jupyter_cache")
     hub_url = f"http://127.0.0.1:{free_port()}/"
-    env = {**os.environ, "REC11_LIVE_CODE_SOURCE": "jupyter-server", "REC11_LIVE_CODE_URL": hub_url,
-           "REC11_LIVE_CODE_TOKEN": "", "REC11_LIVE_CODE_HUB": "1"}
+    env = {**os.environ, "REC11_SEED": str(commit_seed(book)[0]), "REC11_LIVE_CODE_SOURCE": "jupyter-server",
+           "REC11_LIVE_CODE_URL": hub_url, "REC11_LIVE_CODE_TOKEN": "", "REC11_LIVE_CODE_HUB": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "rec11.book.build", "--book", str(book), "--out", str(out),
          "--figures", str(out / "figures")],

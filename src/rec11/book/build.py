@@ -162,6 +162,25 @@ def export_figures(build: Path, figures: Path, book: Path) -> list[Path]:
     return written
 
 
+def foreign_package(book: Path) -> str | None:
+    """Why this build would run another checkout's code, or None.
+
+    In a checkout (``pyproject.toml`` and ``src/rec11`` beside the pages), ``rec11`` must be
+    imported from that ``src/rec11``. A ``.venv`` copied or moved from another checkout keeps
+    an editable install that points back there, and would build the pages with that code.
+    """
+    import rec11
+
+    local = (book / "src" / "rec11").resolve()
+    if not (book / "pyproject.toml").is_file() or not local.is_dir():
+        return None
+    imported = Path(rec11.__file__).resolve().parent
+    if imported == local:
+        return None
+    return (f"rec11: this build would run rec11 from {imported}, not from this checkout's {local}"
+            f" (the .venv was made in another folder). Fix: rm -rf .venv, then make build again.")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--book", type=Path, default=Path("."), help="folder with _config.yml and _toc.yml")
@@ -170,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="pages run side by side before the build (default: 2, or 1 on one core)")
     args = parser.parse_args(argv)
+    problem = foreign_package(args.book.resolve())
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
     out = args.out or args.book
     start = time.perf_counter()
     if train_models(args.book) != 0:
