@@ -19,7 +19,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from rec11.book.notebooks import FINGERPRINT, GLUE_RECORD, GLUE_ROLE, TORCH_INDEX, executed_notebooks
+from rec11.book.notebooks import (FINGERPRINT, GLUE_RECORD, GLUE_ROLE, TORCH_INDEX, executed_notebooks,
+                                  without_self_checks)
 
 pytestmark = pytest.mark.build
 
@@ -41,10 +42,27 @@ def code_cells(nb):
 
 
 def page_cells(nb):
-    """A download's code cells without its first one, the install cell."""
-    cells = code_cells(nb)
-    assert "find_spec(\"rec11\")" in cells[0].source, "the first cell does not install rec11"
+    """A download's code cells without its first one, the install cell, and its raw cells
+    (a worked answer's code, kept to read but not run), in the page's order."""
+    assert "find_spec(\"rec11\")" in code_cells(nb)[0].source, "the first cell does not install rec11"
+    cells = [c for c in nb.cells if c.cell_type in ("code", "raw")]
     return cells[1:]
+
+
+def expected_cells(rendered) -> list[tuple[str, object]]:
+    """(source, the page's cell or None) of what a download keeps of a page's code cells: a
+    removed cell without the page's own checks (and not at all if nothing else is left)."""
+    kept = []
+    for cell in code_cells(rendered):
+        if cell.source.startswith(FINGERPRINT):
+            continue
+        if "remove-cell" in cell.metadata.get("tags", []):
+            source = without_self_checks(cell.source)
+            if source.strip():
+                kept.append((source, None))
+        else:
+            kept.append((cell.source, cell))
+    return kept
 
 
 def test_each_download_has_the_outputs_the_page_rendered(build_dir):
@@ -54,9 +72,11 @@ def test_each_download_has_the_outputs_the_page_rendered(build_dir):
         assert path.is_file(), f"{rel}: the page offers no notebook download"
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
-        ran = [c for c in code_cells(rendered[rel]) if not c.source.startswith(FINGERPRINT)]
-        assert [c.source for c in page_cells(nb)] == [c.source for c in ran], rel
-        for cell, page_cell in zip(page_cells(nb), ran):
+        expected = expected_cells(rendered[rel])
+        assert [c.source for c in page_cells(nb)] == [source for source, _ in expected], rel
+        for cell, (_, page_cell) in zip(page_cells(nb), expected):
+            if page_cell is None or cell.cell_type == "raw":  # no outputs to keep
+                continue
             shown = [o for o in page_cell.outputs if not any(k.startswith(GLUE_RECORD) for k in o.get("data", {}))]
             assert len(cell.outputs) == len(shown), f"{rel}: outputs lost in the cell {cell.source[:60]!r}"
         assert any(c.outputs for c in code_cells(nb)), f"{rel}: the download has no outputs"
@@ -229,9 +249,10 @@ def test_the_exercises_download_has_every_starter_and_check_and_folds_the_answer
         assert starter.metadata["jupyter"].get("outputs_hidden"), f"{call}: the starter's verdict is not folded"
         assert "Not yet: " in "".join(o.get("text", "") + str(o.get("data", {})) for o in starter.outputs), \
             f"{call}: the starter's check output is missing"
-    answers = [c for c in cells if c.metadata.get("jupyter", {}).get("source_hidden")
-               and c.metadata["jupyter"].get("outputs_hidden") and "check." in c.source]
-    assert len(answers) >= 5, "the worked answers' code cells are not collapsed"
+    answers = [c for c in nb.cells if c.cell_type == "raw" and c.metadata.get("jupyter", {}).get("source_hidden")
+               and "check." in c.source]
+    assert len(answers) >= 5, "the worked answers' code is not kept, collapsed and not run, as raw cells"
+    assert not any("assert" in c.source for c in cells), "the page's own checks are in the download"
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert text.count("**Check yourself:**") == source.count(":::{quick-check}")
     assert text.count("<summary>Answer to Exercise") >= 7

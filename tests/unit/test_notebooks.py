@@ -54,12 +54,12 @@ def test_instructor_notes_go_hidden_cells_stay_collapsed_and_the_install_cell_co
     nb = new_notebook(cells=[
         new_markdown_cell(":::{instructor-note}\n:slide: A\n:minutes: 2\n:block: attention\n\nSay it.\n:::"),
         new_markdown_cell(":::{slide}\nAttention is a weighted average.\n:::"),
-        new_code_cell("assert True", metadata={"tags": ["remove-cell"]}),
+        new_code_cell("assert True\nhelper = 2", metadata={"tags": ["remove-cell"]}),
         new_code_cell("plot()", metadata={"tags": ["hide-input"]}),
         new_code_cell("x = 1"),
     ], metadata={"source_map": [12, 20, 24, 30, 34]})
     out = for_download(nb, install="# install")
-    assert [c.source for c in out.cells] == ["# install", "Attention is a weighted average.", "assert True",
+    assert [c.source for c in out.cells] == ["# install", "Attention is a weighted average.", "helper = 2",
                                              "plot()", "x = 1"]
     assert [c.metadata.get("jupyter", {}).get("source_hidden", False) for c in out.cells] == \
         [False, False, True, True, False]
@@ -114,5 +114,25 @@ def test_a_worked_answers_code_is_collapsed_in_the_download():
         nbformat.v4.new_markdown_cell("```{solution-end}\n```\n\nNext."),
         nbformat.v4.new_code_cell("starter = 2")])
     cells = for_download(nb, Context(docname="book/x", site="")).cells
-    hidden = [c.metadata.get("jupyter", {}) for c in cells if c.cell_type == "code"]
-    assert hidden == [{"source_hidden": True, "outputs_hidden": True}, {}]
+    # kept to read, collapsed, but not run by "Run All": it would define the answer over the reader's
+    assert [(c.cell_type, c.source) for c in cells if c.cell_type != "markdown"] == \
+        [("raw", "answer = 1"), ("code", "starter = 2")]
+    assert cells[1].metadata["jupyter"] == {"source_hidden": True}
+
+
+def test_the_pages_own_checks_stay_out_of_the_download():
+    """A reader who fixes a starter, or changes a temperature, and runs all must not meet the
+    page's asserts about its own sentences, nor read the names of an exercise's mistakes."""
+    from rec11.book.notebooks import without_self_checks
+
+    cell = ("verdict = check.attention(attention)\n"
+            "assert 'wrong axis' in verdict.text, \"exercises.md: names the bug\"\n"
+            "claim(kl, '<', 0.1, 'vae.md: the KL is small')\n"
+            "glue('ex_kl', kl, display=False)\n"
+            "for row in rows:\n    assert row.sum() == 1\n")
+    left = without_self_checks(cell)
+    assert "assert" not in left and "claim" not in left and "glue" not in left and "wrong axis" not in left
+    assert left.startswith("verdict = check.attention(attention)")
+    compile(left, "cell", "exec")
+    assert without_self_checks("assert x\nglue('a', 1)") == ""
+    assert without_self_checks("def f(:\n") == "def f(:\n"  # not Python: left as it is

@@ -39,6 +39,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import ast
+
 import nbformat
 from rec11.book import plainmd
 from rec11.book.fingerprints import MARK as FINGERPRINT
@@ -105,6 +107,45 @@ class DownloadError(Exception):
     """Markup a download cannot carry: each message starts with the page's file and line."""
 
 
+class _SelfChecks(ast.NodeTransformer):
+    """Takes the page's own checks out of a cell it removes: ``assert``s, ``claim(...)`` and
+    ``glue(...)`` calls. They check the page as it was built; in a reader's copy they would
+    stop "Run All" after the reader's first edit, name the mistakes an exercise asks for,
+    and read values the reader may have changed (glued values are already in the text)."""
+
+    CALLS = {"claim", "glue"}
+
+    def visit_Assert(self, node):
+        return None
+
+    def visit_Expr(self, node):
+        call = node.value
+        if isinstance(call, ast.Call) and getattr(call.func, "id", getattr(call.func, "attr", "")) in self.CALLS:
+            return None
+        return node
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            if getattr(node, field, None) == [] and field == "body":
+                setattr(node, field, [ast.Pass()])  # a loop whose every line was a check
+        return node
+
+
+def without_self_checks(source: str) -> str:
+    """``source`` without the page's own checks; "" if nothing else is left."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    tree = _SelfChecks().visit(tree)
+    if all(isinstance(node, ast.Pass) or (isinstance(node, (ast.For, ast.While, ast.If, ast.With))
+                                          and all(isinstance(n, ast.Pass) for n in node.body))
+           for node in tree.body):
+        return ""
+    return ast.unparse(tree)
+
+
 def for_download(nb, context: plainmd.Context | None = None, install: str | None = None,
                  page: list[str] = ()):
     """A copy of an executed page's notebook, fit to hand to a reader.
@@ -129,12 +170,22 @@ def for_download(nb, context: plainmd.Context | None = None, install: str | None
             if cell.source.strip():
                 kept.append(cell)
             continue
-        kept.append(cell)
         if cell.cell_type != "code":
+            kept.append(cell)
             continue
         tags = set(cell.metadata.get("tags", []))
-        if context.solution:  # a worked answer's code: collapsed, as on the page
-            cell.metadata.setdefault("jupyter", {}).update(source_hidden=True, outputs_hidden=True)
+        if "remove-cell" in tags:  # the page's own checks: not the reader's to run
+            cell.source = without_self_checks(cell.source)
+            cell.outputs = []
+            if not cell.source.strip():
+                continue
+        if context.solution:
+            # a worked answer's code: kept to read, collapsed as on the page, but a raw
+            # cell, so that "Run All" does not define the answer over the reader's own
+            raw = nbformat.v4.new_raw_cell(cell.source, metadata={"jupyter": {"source_hidden": True}})
+            kept.append(raw)
+            continue
+        kept.append(cell)
         if tags & HIDDEN_SOURCE:
             cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
         if tags & HIDDEN_OUTPUT:
@@ -177,8 +228,9 @@ def markdown_download(nb, context: plainmd.Context, source: Path) -> str:
     for cell in nb.cells[1:]:  # after the install cell
         if cell.cell_type == "markdown":
             parts.append(cell.source)
-        elif cell.cell_type == "code" and not set(cell.metadata.get("tags", [])) & REMOVED:
-            parts.append(f"```python\n{cell.source}\n```")
+        elif cell.cell_type == "raw" or (cell.cell_type == "code"
+                                         and not set(cell.metadata.get("tags", [])) & REMOVED):
+            parts.append(f"```python\n{cell.source}\n```")  # raw: a worked answer's code
     return "\n\n".join(parts) + "\n"
 
 
