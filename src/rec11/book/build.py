@@ -58,13 +58,23 @@ def train_models(book: Path) -> int:
                           env=env).returncode
 
 
+# Lines a build prints that tell a reader nothing: a kernel's note on its local ports,
+# Jupyter Book copying its own sources over themselves, and Sphinx's invitation to report
+# a bug for what is a page's error (rec11's own summary names the page and line).
+NOISE = re.compile(r"Kernel is running over TCP without encryption|will overwrite data|"
+                   r"Please also report this if it was a user error|A bug report can be filed|"
+                   r"github\.com/sphinx-doc/sphinx/issues")
+
+
 def build(book: Path, out: Path, extra: tuple[str, ...] = (), training_log: Path | None = None) -> tuple[int, str]:
-    """Run the strict build; return (exit code, everything it printed)."""
+    """Run the strict build; return (exit code, everything it printed but ``NOISE``)."""
     cmd = [*jupyter_book(), "build", str(book), "--path-output", str(out), "-W", "-n", "--keep-going", *extra]
     env = {**os.environ, **({"REC11_TRAINING_LOG": str(training_log)} if training_log else {})}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     lines = []
     for line in proc.stdout:  # stream, so a long build shows progress
+        if NOISE.search(line):
+            continue
         sys.stdout.write(line)
         lines.append(line)
     return proc.wait(), "".join(lines)

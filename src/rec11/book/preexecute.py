@@ -16,8 +16,13 @@ Sphinx-side code: no torch here (each page's kernel imports what the page import
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,6 +30,29 @@ import yaml
 
 from rec11.book.fingerprints import fingerprint, with_fingerprint
 from rec11.book.pages import toc_pages
+
+
+# What every kernel prints once and no reader needs: ipykernel's note on its local TCP ports.
+KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption")
+
+
+@contextmanager
+def quiet_kernels():
+    """Hold what the kernels print to stderr, and pass on all but ``KERNEL_NOISE`` after."""
+    held = tempfile.TemporaryFile()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(held.fileno(), 2)  # the kernels inherit file descriptor 2
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        held.seek(0)
+        for line in held.read().decode(errors="replace").splitlines():
+            if line.strip() and not KERNEL_NOISE.search(line):
+                print(line, file=sys.stderr)
 
 
 def book_config(root: Path) -> dict:
@@ -91,7 +119,7 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
 
     ran, failed = [], []
     start = time.perf_counter()
-    with ThreadPoolExecutor(max(1, jobs)) as pool:
+    with quiet_kernels(), ThreadPoolExecutor(max(1, jobs)) as pool:
         futures = {pool.submit(execute_one, page, nb): (page, nb) for page, nb in todo}
         for future in as_completed(futures):
             page, nb = futures[future]
