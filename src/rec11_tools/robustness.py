@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gzip
 import hashlib
 import json
 import math
@@ -165,16 +166,39 @@ def run_variant(variant: Variant, work: Path, pages: list[str], root: Path, shar
     return result
 
 
-def load(work: Path) -> dict[str, dict]:
-    """Every complete retraining saved in ``work``, by variant name."""
+def load(*folders: Path) -> dict[str, dict]:
+    """Every complete retraining saved in ``folders`` (``.json``, or ``.json.gz`` as the
+    committed records are kept), by variant name."""
     results = {}
-    for path in sorted(work.glob("seed*.json")):
-        if path.name.endswith(".part.json"):
-            continue
-        result = json.loads(path.read_text())
-        if result.get("complete"):
-            results[path.stem] = result
+    for folder in folders:
+        for path in sorted(folder.glob("seed*.json*")) if folder.is_dir() else ():
+            if path.name.endswith(".part.json") or not path.name.endswith((".json", ".json.gz")):
+                continue
+            name = path.name.removesuffix(".gz").removesuffix(".json")
+            text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+            result = json.loads(text)
+            if result.get("complete"):
+                results.setdefault(name, result)
     return results
+
+
+def save_records(results: dict[str, dict], records: Path, fingerprints: dict[str, str]) -> int:
+    """Keep, gzipped in ``records`` (committed with the report), every retraining that ran some
+    page's current code, so that the next run, on any machine, pools with them; drop the
+    records in which no page's code is current any more. Returns how many are kept."""
+    records.mkdir(parents=True, exist_ok=True)
+    kept = set()
+    for name, result in results.items():
+        current = any(fingerprints.get(page) == run.get("fingerprint") for page, run in result["pages"].items())
+        if current:
+            kept.add(name)
+            path = records / f"{name}.json.gz"
+            if not path.exists():
+                path.write_bytes(gzip.compress(json.dumps(result, separators=(",", ":")).encode(), mtime=0))
+    for path in records.glob("seed*.json.gz"):
+        if path.name.removesuffix(".json.gz") not in kept:
+            path.unlink()
+    return len(kept)
 
 
 @dataclass
@@ -385,7 +409,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=10, help="new retrainings to run (default 10)")
     parser.add_argument("--pages", nargs="*", default=[], help="pages to run (default: every page)")
-    parser.add_argument("--work", type=Path, default=Path(".cache/robustness"))
+    parser.add_argument("--work", type=Path, default=Path(".cache/robustness"),
+                        help="models and logs of the retrainings that run now (default .cache/robustness)")
+    parser.add_argument("--records", type=Path, default=None,
+                        help="committed records of earlier retrainings, pooled with --work's and updated"
+                             " with the report (default: robustness/ beside ROBUSTNESS.md)")
     parser.add_argument("--out", type=Path, default=Path("ROBUSTNESS.md"))
     parser.add_argument("--no-report", action="store_true", help="print the claims; leave ROBUSTNESS.md alone")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
@@ -405,7 +433,8 @@ def main(argv=None) -> int:
     if missing:
         sys.exit(f"rec11_tools.robustness: no such page: {', '.join(missing)}")
     code = commit(root)
-    earlier = load(work)
+    records = (args.records or args.out.resolve().parent / "robustness").resolve()
+    earlier = load(work, records)
     todo = [] if args.report else draw(args.count, {r["seed"] for r in earlier.values()})
     print(f"{len(todo)} retrainings of {len(pages)} page{'s' * (len(pages) > 1)}, {args.jobs} at a time: "
           + ", ".join(v.label for v in todo), flush=True)
@@ -421,15 +450,17 @@ def main(argv=None) -> int:
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         list(pool.map(one, todo))
-    results = load(work)
-    claims = summarize(results, {p: page_fingerprint(root, p) for p in (every if not args.no_report else pages)})
+    results = load(work, records)
+    fingerprints = {p: page_fingerprint(root, p) for p in every}
+    claims = summarize(results, {p: fingerprints[p] for p in (every if not args.no_report else pages)})
     if args.no_report:
         print("\n".join(table(claims)))
         print(f"\nChance a fresh retraining passes these {len(claims)} claims (normal approximation):"
               f" {100 * book_pass_chance(claims):.2f} %")
     else:
         args.out.write_text(report(results, claims, root, args.runner))
-        print(f"wrote {args.out}")
+        kept = save_records(results, records, fingerprints)
+        print(f"wrote {args.out}; {kept} retrainings' records in {records}")
     failed = [c for c in claims if c.failures]
     where = args.runner or machine()
     for c in failed:  # one line each; GitHub shows "::error::" lines on the run's page

@@ -1,5 +1,6 @@
 """The claims harness records every assert, held or not, and the matrix tallies them."""
 
+import json
 import textwrap
 
 import pytest
@@ -208,3 +209,20 @@ def test_make_test_retrains_under_a_seed_from_the_commit_unless_one_is_given(tmp
     assert robustness.commit_seed(tmp_path) == (int(sha, 16) % 10_000, f"commit {sha[:10]} modulo 10,000")
     monkeypatch.setenv("REC11_SEED", "7")
     assert robustness.commit_seed(tmp_path)[0] == 7
+
+
+def test_records_are_kept_gzipped_pooled_on_the_next_run_and_dropped_when_no_page_is_current(tmp_path):
+    current = {"seed": 1, "complete": True, "pages": {"p.md": _run([_measured("m", 2.0)], fingerprint="new")}}
+    stale = {"seed": 2, "complete": True, "pages": {"p.md": _run([_measured("m", 2.0)], fingerprint="old")}}
+    records = tmp_path / "robustness"
+    (records).mkdir()
+    (records / "seed2-threads1-native.json.gz").write_bytes(b"")  # an earlier record, now stale
+    kept = robustness.save_records({"seed1-threads1-native": current, "seed2-threads1-native": stale},
+                                   records, {"p.md": "new"})
+    assert kept == 1 and sorted(p.name for p in records.iterdir()) == ["seed1-threads1-native.json.gz"]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "seed3-threads2-avx2.json").write_text(json.dumps({**current, "seed": 3}))
+    (work / "seed4-threads2-avx2.part.json").write_text("{}")  # a retraining still running
+    assert set(robustness.load(work, records)) == {"seed1-threads1-native", "seed3-threads2-avx2"}
+    assert robustness.load(work, records)["seed1-threads1-native"] == current
