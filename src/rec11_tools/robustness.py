@@ -130,7 +130,21 @@ def commit_seed(root: Path) -> tuple[int, str]:
 
 
 def page_fingerprint(root: Path, page: str) -> str:
-    """What a page's claims depend on: its code cells and the ``rec11`` package (not prose)."""
+    """What a page's claims depend on: its code cells and what the ``rec11`` modules they
+    import do, transitively (not prose, comments or modules the page does not reach)."""
+    from rec11.book.fingerprints import page_modules
+    from rec11.book.pages import code_cells
+    from rec11.sources import code_hash
+
+    text = (root / page).read_text()
+    h = hashlib.sha256("\0".join(code_cells(text)).encode())
+    h.update(code_hash(sorted(page_modules(text))).encode())
+    return h.hexdigest()[:16]
+
+
+def legacy_fingerprint(root: Path, page: str) -> str:
+    """The fingerprint records made before 2026-12-03 carry: the page's code cells and the
+    whole package. A record whose fingerprint is this page's legacy one ran its current code."""
     from rec11.book.pages import code_cells
     from rec11.sources import code_hash, module_closure
 
@@ -138,6 +152,15 @@ def page_fingerprint(root: Path, page: str) -> str:
     package = sorted(name for name in module_closure(["rec11"]) if not name.startswith("rec11.book"))
     h.update(code_hash(package).encode())
     return h.hexdigest()[:16]
+
+
+def migrate(results: dict[str, dict], root: Path, pages: list[str], fingerprints: dict[str, str]) -> None:
+    """Give records of a page's current code made under the legacy fingerprint today's."""
+    legacy = {page: legacy_fingerprint(root, page) for page in pages}
+    for result in results.values():
+        for page, run in result["pages"].items():
+            if page in legacy and run.get("fingerprint") == legacy[page]:
+                run["fingerprint"] = fingerprints[page]
 
 
 def run_variant(variant: Variant, work: Path, pages: list[str], root: Path, shared_cores: bool = False,
@@ -192,9 +215,9 @@ def save_records(results: dict[str, dict], records: Path, fingerprints: dict[str
         current = any(fingerprints.get(page) == run.get("fingerprint") for page, run in result["pages"].items())
         if current:
             kept.add(name)
+            # rewritten every time (a migrated fingerprint); the same record gives the same bytes
             path = records / f"{name}.json.gz"
-            if not path.exists():
-                path.write_bytes(gzip.compress(json.dumps(result, separators=(",", ":")).encode(), mtime=0))
+            path.write_bytes(gzip.compress(json.dumps(result, separators=(",", ":")).encode(), mtime=0))
     for path in records.glob("seed*.json.gz"):
         if path.name.removesuffix(".json.gz") not in kept:
             path.unlink()
@@ -452,6 +475,7 @@ def main(argv=None) -> int:
         list(pool.map(one, todo))
     results = load(work, records)
     fingerprints = {p: page_fingerprint(root, p) for p in every}
+    migrate(results, root, every, fingerprints)
     claims = summarize(results, {p: fingerprints[p] for p in (every if not args.no_report else pages)})
     if args.no_report:
         print("\n".join(table(claims)))

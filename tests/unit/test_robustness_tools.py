@@ -226,3 +226,14 @@ def test_records_are_kept_gzipped_pooled_on_the_next_run_and_dropped_when_no_pag
     (work / "seed4-threads2-avx2.part.json").write_text("{}")  # a retraining still running
     assert set(robustness.load(work, records)) == {"seed1-threads1-native", "seed3-threads2-avx2"}
     assert robustness.load(work, records)["seed1-threads1-native"] == current
+
+
+def test_a_page_depends_on_the_modules_it_imports_and_old_records_of_its_code_are_kept(root):
+    page = "book/index.md"
+    today = robustness.page_fingerprint(root, page)
+    assert today != robustness.legacy_fingerprint(root, page)
+    results = {"a": {"pages": {page: {"fingerprint": robustness.legacy_fingerprint(root, page)}}},
+               "b": {"pages": {page: {"fingerprint": "some older code"}}}}
+    robustness.migrate(results, root, [page], {page: today})
+    assert results["a"]["pages"][page]["fingerprint"] == today
+    assert results["b"]["pages"][page]["fingerprint"] == "some older code"
