@@ -23,3 +23,23 @@ def test_a_copied_checkout_is_refused_with_the_fix(tmp_path, capsys):
 def test_a_book_without_a_package_of_its_own_uses_the_installed_one(tmp_path):
     (tmp_path / "src" / "rec11").mkdir(parents=True)  # a throw-away book: no pyproject.toml
     assert build.foreign_package(tmp_path) is None
+
+
+def test_a_build_removes_handout_pdfs_older_than_its_pages(tmp_path):
+    import os
+    import shutil
+
+    shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
+    name = build.load_substitutions(tmp_path)["handout"]
+    html = tmp_path / "_build" / "html"
+    (html / "book").mkdir(parents=True)
+    pdfs = [html / name, html / name.replace(".pdf", "-instructor.pdf")]
+    for pdf in pdfs:
+        pdf.write_bytes(b"%PDF")
+        os.utime(pdf, (1000, 1000))
+    page = html / "book" / "vae.html"
+    page.write_text("<html></html>")
+    os.utime(page, (500, 500))  # the pages are older: the PDFs are current
+    assert build.remove_stale_handouts(tmp_path, html) == [] and all(p.exists() for p in pdfs)
+    os.utime(page, (2000, 2000))  # a page rebuilt after the last make handout
+    assert build.remove_stale_handouts(tmp_path, html) == pdfs and not any(p.exists() for p in pdfs)

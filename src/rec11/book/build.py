@@ -29,6 +29,7 @@ from pathlib import Path
 from rec11.book import preexecute
 from rec11.book.fingerprints import page_modules
 from rec11.book.notebooks import QUIET_TRAINING, executed_notebooks
+from rec11.book.pages import load_substitutions
 from rec11.models import MODULES
 
 EXECUTED = re.compile(r"^(?P<page>\S+?)(\.md)?: Executing notebook using", re.M)
@@ -172,6 +173,20 @@ def export_figures(build: Path, figures: Path, book: Path) -> list[Path]:
     return written
 
 
+def remove_stale_handouts(book: Path, html: Path) -> list[Path]:
+    """Delete the handout PDFs (``make handout``'s) that are older than a page the build wrote,
+    so that ``_build/html`` never offers a PDF of pages that have changed since."""
+    name = str(load_substitutions(book).get("handout", ""))
+    if not name.endswith(".pdf") or not html.is_dir():
+        return []
+    pdfs = [p for p in (html / name, html / f"{name[:-4]}-instructor.pdf") if p.is_file()]
+    newest = max((p.stat().st_mtime for p in (html / "book").rglob("*.html")), default=0)  # the pages
+    stale = [p for p in pdfs if p.stat().st_mtime < newest]
+    for pdf in stale:
+        pdf.unlink()
+    return stale
+
+
 def foreign_package(book: Path) -> str | None:
     """Why this build would run another checkout's code, or None.
 
@@ -247,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rec11: {err}", file=sys.stderr)
         return 1
     print(f"rec11: exported {len(written)} figure files to {args.figures or args.book / 'figures'}")
+    stale = remove_stale_handouts(args.book, out / "_build" / "html")
+    if stale:
+        print(f"rec11: removed {', '.join(p.name for p in stale)}, older than the pages; make handout prints them again")
     return 0
 
 
