@@ -13,10 +13,12 @@ Run it after the build (``make handout`` does both). Beside the site's pages it 
 **How, and why this way.** The pages the build wrote are composed into one print page,
 which Chromium prints (Playwright driving Debian's Chromium, or ``REC11_CHROMIUM``).
 The handout is the site's own HTML, so it cannot say anything the site does not, and
-nothing runs Sphinx or the code a second time. The other ways fail here: WeasyPrint
-runs no JavaScript (math would stay raw TeX), ``jupyter-book --builder pdfhtml`` wants
-a browser download, and a ``singlehtml`` build is a second Sphinx run that needs
-myst-nb's hidden-cell handlers patched in. Each page's article is taken as written,
+nothing runs Sphinx or the code a second time. The other ways: WeasyPrint is another
+layout engine than the browsers the site is built and tested for (the math, now SVG,
+would print), so the handout would need checking twice; ``jupyter-book --builder pdfhtml``
+launches Playwright's own Chromium, a download the course machines cannot fetch; and a
+``singlehtml`` build is a second Sphinx run that needs myst-nb's hidden-cell handlers
+patched in. Each page's article is taken as written,
 then: set-up cells (``hide-cell``) and hidden code go (a ``hide-input`` figure keeps
 its figure), instructor notes go from the student edition, the PNG of each figure is
 replaced by its vector export ``figures/NAME.svg``, ids are made unique per page, and
