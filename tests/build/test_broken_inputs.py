@@ -15,10 +15,18 @@ print("fine")
 
 
 def failed_with(result, *needles):
+    """The build failed, and its last line names the problem: where (the first needle) and the
+    rest of what the needles say; a teaching assistant reads that line first."""
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-3000:]
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("rec11: the build FAILED"), f"the last line is not the verdict: {last!r}"
+    assert re.search(r"\S+\.(md|yml):\d*:? ", last), f"the last line names no file and line: {last!r}"
+    # the last line names the first problem; with one problem, it is this one
+    where = last if "more above)" not in last else output
     for needle in needles:
-        assert needle in output, f"{needle!r} not in build output:\n{output[-3000:]}"
+        assert needle in where, f"{needle!r} not in {'the last line' if where is last else 'the output'}:" \
+                                f" {last!r}\n{output[-3000:]}"
 
 
 def test_a_cell_that_raises_names_the_page_and_line(mini_book):

@@ -64,10 +64,11 @@ def check_alt_text(app: Sphinx, doctree: nodes.document) -> None:
         if problem:
             if image.get("rec11_frame"):  # a frame of an explorable figure (rec11.explore)
                 hint = f"({image['rec11_frame']}): its draw() must return the frame's alt text"
-            elif "cell" in str(image.parent):
-                hint = "give its code cell `mystnb: image: alt: ...` metadata"
+            elif "jupyter_execute" in image.get("uri", "") or "cell" in str(image.parent):
+                hint = ("Fix: in the code cell's metadata, under `mystnb:`, add `image:` and under it "
+                        "`alt: <what the figure shows>`.")
             else:
-                hint = ""
+                hint = "Fix: give the image an `:alt:` option."
             logger.warning(
                 f"figure {problem}; every figure needs alt text that says what it shows. {hint}".strip(),
                 location=(docname, line_of(image)),

@@ -102,6 +102,23 @@ FAILED_CELL = re.compile(
 )
 
 
+WARNING_LINE = re.compile(r"^(?:(?P<where>\S+?(?::\d+)?): )?(?:WARNING|ERROR): (?P<message>.*?)(?: \[[\w.]+\])?$",
+                          re.M)
+
+
+def warnings(log: str) -> list[str]:
+    """``file:line: message`` for each Sphinx warning or error the build printed, once each, in
+    order (a cell's failure is left to ``failed_cells``, which finds its line in the page)."""
+    found = []
+    for match in WARNING_LINE.finditer(ANSI.sub("", log)):
+        if match["message"].startswith("Executing notebook failed"):
+            continue
+        text = f"{match['where']}: {match['message']}" if match["where"] else match["message"]
+        if text not in found:
+            found.append(text)
+    return found
+
+
 def failed_cells(log: str) -> list[str]:
     """``file:line: error`` for each cell that raised, with the line of the page it is on.
 
@@ -250,16 +267,20 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(summary['cached'])} from the cache; {seconds:.1f} s"
     )
     if code != 0:
-        for message in failed_cells(log):
+        problems = failed_cells(log) + warnings(log)
+        for message in problems:
             print(f"rec11: {message}", file=sys.stderr)
         reports = out / "_build" / "html" / "reports"
-        print(f"rec11: the build FAILED (exit {code}); see the warnings above" +
-              (f" and the execution reports in {reports}" if reports.is_dir() else ""), file=sys.stderr)
+        if reports.is_dir():
+            print(f"rec11: the execution reports are in {reports}", file=sys.stderr)
+        first = problems[0] if problems else f"exit {code}; see the output above"
+        more = f" ({len(problems) - 1} more above)" if len(problems) > 1 else ""
+        print(f"rec11: the build FAILED{more}: {first}", file=sys.stderr)  # the last line: where, and the fix
         return code
     try:
         written = export_figures(out / "_build", args.figures or args.book / "figures", args.book)
     except FigureError as err:
-        print(f"rec11: {err}", file=sys.stderr)
+        print(f"rec11: the build FAILED: {err}", file=sys.stderr)
         return 1
     print(f"rec11: exported {len(written)} figure files to {args.figures or args.book / 'figures'}")
     stale = remove_stale_handouts(args.book, out / "_build" / "html")

@@ -148,9 +148,12 @@ def check_budget(app: Sphinx, env) -> None:
         if abs(in_notes - in_budget) > slack:
             key = "session_minutes" if block == "session" else f"budget_{block}"
             line = next((i + 1 for i, ln in enumerate(text) if ln.strip().startswith(f"{key}:")), 0)
+            ours = sorted((n for n in found if block == "session" or n.block == block), key=lambda n: -n.minutes)
+            notes = ", ".join(f"{n.page} '{n.slide}' {n.minutes:g}" for n in ours[:4])
             logger.warning(
                 f"{config}:{line}: session budget: the instructor notes give {in_notes:g} min for "
-                f"{block!r}, but {key} is {in_budget:g} (allowed difference: budget_slack = {slack:g})",
+                f"{block!r}, but {key} is {in_budget:g} (allowed difference: budget_slack = {slack:g});"
+                f" its longest notes: {notes}. Fix: change a note's :minutes: or {key}",
                 type="rec11",
                 subtype="budget",
             )
