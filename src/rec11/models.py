@@ -51,7 +51,7 @@ def book_models() -> list[tuple[str, str, Callable[[], object]]]:
     # Exercise 1: the four settings, five seeds of d_k = 512 at two rates, and a rate sweep
     recall_cfgs = [RecallConfig(d_k=d_k, scaled=scaled) for d_k, scaled in recall.SETTINGS]
     recall_cfgs += [RecallConfig(d_k=512, scaled=scaled, lr=lr, seed=seed) for seed in range(5)
-                    for scaled, lr in [(True, 1e-2), (False, 1e-2), (False, 1e-3)]]
+                    for scaled, lr in [(True, 1e-2), (False, 1e-2), (False, 1e-3), (True, 1e-3)]]
     recall_cfgs += [RecallConfig(d_k=512, scaled=scaled, lr=lr) for lr in (1e-3, 3e-3, 1e-2)
                     for scaled in (True, False)]
     unique = list(dict.fromkeys(recall_cfgs))  # the sweeps share some configs
