@@ -126,9 +126,8 @@ class _SelfChecks(ast.NodeTransformer):
 
     def generic_visit(self, node):
         super().generic_visit(node)
-        for field in ("body", "orelse", "finalbody"):
-            if getattr(node, field, None) == [] and field == "body":
-                setattr(node, field, [ast.Pass()])  # a loop whose every line was a check
+        if getattr(node, "body", None) == []:  # a loop or branch whose every line was a check
+            node.body = [ast.Pass()]
         return node
 
 
