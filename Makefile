@@ -73,7 +73,8 @@ bench: $(VENV)/.installed node_modules/.installed
 # Retrains every model under freshly drawn seeds (never a fixed list), each with a thread
 # count and CPU kernels, runs every page with its claims recorded, and writes ROBUSTNESS.md:
 # each claim's worst value and margin over every retraining of the pages' current code.
-# ROBUSTNESS_ARGS="--count 20" runs more; retrainings accumulate in .cache/robustness.
+# ROBUSTNESS_ARGS="--count 20" runs more, "--until 30" tops every page up to 30 retrainings of
+# its current code; retrainings accumulate in .cache/robustness.
 ROBUSTNESS_ARGS ?=
 robustness: $(VENV)/.installed
 	$(PY) -m rec11_tools.robustness $(ROBUSTNESS_ARGS)

@@ -3,6 +3,7 @@
     python -m rec11_tools.robustness                     # 10 new retrainings of the book; writes ROBUSTNESS.md
     python -m rec11_tools.robustness --count 20          # 20 of them
     python -m rec11_tools.robustness --pages book/vae.md --count 10 --no-report   # make claims
+    python -m rec11_tools.robustness --until 30          # every page topped up to 30 retrainings
 
 A sentence about a trained model is a claim about a distribution: training at this scale is
 chaotic, and the seed, the number of training threads (float rounding), torch's vector kernels
@@ -203,6 +204,23 @@ def load(*folders: Path) -> dict[str, dict]:
             if result.get("complete"):
                 results.setdefault(name, result)
     return results
+
+
+def current_runs(results: dict[str, dict], fingerprints: dict[str, str]) -> dict[str, int]:
+    """Per page, the retrainings in ``results`` that ran its current code."""
+    counts = dict.fromkeys(fingerprints, 0)
+    for result in results.values():
+        for page, run in result["pages"].items():
+            if page in fingerprints and run.get("fingerprint") == fingerprints[page]:
+                counts[page] += 1
+    return counts
+
+
+def top_up(counts: dict[str, int], until: int) -> list[list[str]]:
+    """The pages each new retraining runs so that every page reaches ``until`` retrainings of
+    its current code: the first runs every page still short, the last only the thinnest."""
+    short = {page: until - n for page, n in counts.items() if n < until}
+    return [[page for page, need in short.items() if need > i] for i in range(max(short.values(), default=0))]
 
 
 def save_records(results: dict[str, dict], records: Path, fingerprints: dict[str, str]) -> int:
@@ -432,6 +450,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=10, help="new retrainings to run (default 10)")
     parser.add_argument("--pages", nargs="*", default=[], help="pages to run (default: every page)")
+    parser.add_argument("--until", type=int, default=0,
+                        help="instead of --count: as many retrainings as it takes for every page (of"
+                             " --pages) to have this many of its current code, each running only the"
+                             " pages still short")
     parser.add_argument("--work", type=Path, default=Path(".cache/robustness"),
                         help="models and logs of the retrainings that run now (default .cache/robustness)")
     parser.add_argument("--records", type=Path, default=None,
@@ -458,13 +480,20 @@ def main(argv=None) -> int:
     code = commit(root)
     records = (args.records or args.out.resolve().parent / "robustness").resolve()
     earlier = load(work, records)
-    todo = [] if args.report else draw(args.count, {r["seed"] for r in earlier.values()})
+    if args.until:
+        fingerprints = {p: page_fingerprint(root, p) for p in pages}
+        migrate(earlier, root, pages, fingerprints)
+        plan = top_up(current_runs(earlier, fingerprints), args.until)
+    else:
+        plan = [pages] * args.count
+    todo = [] if args.report else draw(len(plan), {r["seed"] for r in earlier.values()})
     print(f"{len(todo)} retrainings of {len(pages)} page{'s' * (len(pages) > 1)}, {args.jobs} at a time: "
           + ", ".join(v.label for v in todo), flush=True)
+    pages_of = dict(zip(todo, plan))
 
     def one(variant: Variant) -> None:
-        result = run_variant(variant, work, pages, root, shared_cores=args.jobs > 1, code=code,
-                             all_pages=set(pages) == set(every))
+        result = run_variant(variant, work, pages_of[variant], root, shared_cores=args.jobs > 1, code=code,
+                             all_pages=set(pages_of[variant]) == set(every))
         false = [f"{p}: {c['message']}" for p, run in result["pages"].items() for c in run["claims"]
                  if not c["held"]]
         false += [f"{p}:{e['line']}: {e['error']}" for p, run in result["pages"].items() for e in run["errors"]]

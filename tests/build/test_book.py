@@ -126,8 +126,9 @@ def test_no_figure_text_is_smaller_than_9_px_on_a_phone(built):
     assert not small, f"figure text below {MIN_PX} px at phone width: {small}"
 
 
+# "the KV cache" is the subject (a transformer's stored keys and values), not the machinery
 MACHINERY = re.compile(
-    r"\b(the build|builds? of the book|build(?:ing)? time|build machines?|caches?|cached|caching|"
+    r"\b(the build|builds? of the book|build(?:ing)? time|build machines?|(?<!KV )caches?|cached|caching|"
     r"asserts?|asserted|the goals? we|goals we set|the notes)\b", re.I)
 
 
@@ -147,11 +148,14 @@ def student_text(html: str) -> str:
 
 
 def test_student_text_is_about_the_subject(root, built):
+    found = {}
     for page in toc_pages(root):
         if page == "book/instructor":
             continue
-        found = sorted({m.group(0) for m in MACHINERY.finditer(student_text(page_html(built, page)))})
-        assert not found, f"{page}: student text speaks of the book's machinery: {found}"
+        words = {m.group(0) for m in MACHINERY.finditer(student_text(page_html(built, page)))}
+        if words:
+            found[page] = sorted(words)
+    assert not found, f"student text speaks of the book's machinery: {found}"
 
 
 def test_code_lines_fit_a_phone_and_a_printed_page(root):

@@ -237,3 +237,19 @@ def test_a_page_depends_on_the_modules_it_imports_and_old_records_of_its_code_ar
     robustness.migrate(results, root, [page], {page: today})
     assert results["a"]["pages"][page]["fingerprint"] == today
     assert results["b"]["pages"][page]["fingerprint"] == "some older code"
+
+
+def test_until_tops_every_page_up_and_runs_only_the_short_ones():
+    fingerprints = {"a.md": "A", "b.md": "B", "c.md": "C"}
+    results = {  # a.md has 2 current runs and one stale; b.md has 1; c.md has 3
+        f"seed{i}": {"pages": {page: {"fingerprint": fp} for page, fp in pages.items()}}
+        for i, pages in enumerate([{"a.md": "A", "b.md": "B", "c.md": "C"}, {"a.md": "A", "c.md": "C"},
+                                   {"a.md": "old", "c.md": "C"}])
+    }
+    counts = robustness.current_runs(results, fingerprints)
+    assert counts == {"a.md": 2, "b.md": 1, "c.md": 3}
+    plan = robustness.top_up(counts, 3)
+    assert plan == [["a.md", "b.md"], ["b.md"]]
+    after = {page: counts[page] + sum(page in run for run in plan) for page in counts}
+    assert after == {"a.md": 3, "b.md": 3, "c.md": 3}
+    assert robustness.top_up(counts, 1) == []
