@@ -255,3 +255,32 @@ def test_a_quick_check_that_cannot_be_checked_names_the_page_and_line(mini_book)
     choice_line = lines.index(":::{quick-check} Which axis?") + 1
     failed_with(mini_book.build(), f"checks.md:{glue_line}", "no glued value 'bitz' on this page",
                 f"checks.md:{choice_line}", "the answer 'dim=-1' is not one of the choices")
+
+
+def test_the_number_rule_names_each_breach_with_its_line_and_fix(mini_book):
+    page = mini_book.page("nums", """
+        # Numbers
+
+        ```{code-cell} ipython3
+        from rec11.glue import glue
+        glue("small", 0.024, display=False)
+        glue("spare", 1.5, display=False)
+        ```
+
+        The model reaches 0.9998 of the best accuracy.
+
+        No word moves by more than {glue:text}`small:.2f` bits.
+        """)
+    mini_book.toc("nums")
+    lines = page.read_text().splitlines()
+    typed = lines.index("The model reaches 0.9998 of the best accuracy.") + 1
+    spare = next(i for i, line in enumerate(lines, 1) if '"spare"' in line)
+    bound = lines.index("No word moves by more than {glue:text}`small:.2f` bits.") + 1
+    result = mini_book.build()
+    failed_with(result, f"nums.md:{spare}: the page glues 'spare'", "Fix:")
+    output = result.stdout + result.stderr
+    assert f"nums.md:{typed}: the number 0.9998 is typed" in output, output[-3000:]
+    assert f"nums.md:{bound}: 'more than 0.02' is false" not in output, "0.02 < 0.024: that bound holds"
+    page.write_text(page.read_text().replace("more than", "at most"))
+    output = (lambda r: r.stdout + r.stderr)(mini_book.build())
+    assert f"nums.md:{bound}: 'at most 0.02' is false" in output, output[-3000:]

@@ -22,7 +22,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from rec11.book.pages import line_of
+from rec11.book.pages import glued_values, line_of
 from rec11.book.plainmd import GLUE_ROLE, paste_glue
 
 logger = logging.getLogger(__name__)
@@ -41,13 +41,6 @@ def bad_alt(node: nodes.image) -> str | None:
     if len(alt) < MIN_ALT:
         return f"has alt text too short to describe anything ({alt!r})"
     return None
-
-
-def glued_values(app: Sphinx, docname: str) -> dict:
-    """The page's glued values as myst-nb saved them (``<docname>.glue.json``)."""
-    folder = getattr(getattr(app.env, "mystnb_config", None), "output_folder", None)
-    path = Path(folder or "").joinpath(*docname.split("/")).with_suffix(".glue.json")
-    return json.loads(path.read_text()) if folder and path.is_file() else {}
 
 
 def check_alt_text(app: Sphinx, doctree: nodes.document) -> None:

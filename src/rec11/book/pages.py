@@ -22,6 +22,7 @@ Modules import from here, never from each other's internals.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,13 @@ def parse_cells(text: str) -> list[tuple[int, str, str]]:
 def code_cells(text: str) -> list[str]:
     """The code of every code cell of a MyST page, without the cell's options."""
     return [code for _, _, code in parse_cells(text)]
+
+
+def glued_values(app: Sphinx, docname: str) -> dict:
+    """The page's glued values as myst-nb saved them (``<docname>.glue.json``)."""
+    folder = getattr(getattr(app.env, "mystnb_config", None), "output_folder", None)
+    path = Path(folder or "").joinpath(*docname.split("/")).with_suffix(".glue.json")
+    return json.loads(path.read_text()) if folder and path.is_file() else {}
 
 
 def line_of(node: nodes.Node) -> int | None:
