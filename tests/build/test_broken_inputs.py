@@ -284,3 +284,13 @@ def test_the_number_rule_names_each_breach_with_its_line_and_fix(mini_book):
     page.write_text(page.read_text().replace("more than", "at most"))
     output = (lambda r: r.stdout + r.stderr)(mini_book.build())
     assert f"nums.md:{bound}: 'at most 0.02' is false" in output, output[-3000:]
+
+
+def test_a_new_terms_date_that_makes_a_sentence_false_names_the_fact(mini_book):
+    mini_book.page("index", "# Home\n\nThe final is on {{ final_date }}, the first day back.\n" + GOOD_CELL)
+    mini_book.toc("index")
+    config = mini_book.path / "_config.yml"
+    config.write_text(config.read_text().replace("final_date: Tue 12/1", "final_date: Thu 12/10"))
+    line = next(i for i, ln in enumerate(config.read_text().splitlines(), 1) if "final_date:" in ln)
+    failed_with(mini_book.build(), f"_config.yml:{line}: course facts: final_date is Thu 12/10",
+                "first day back", "Fix: change final_date")
