@@ -281,6 +281,8 @@ def test_the_number_rule_names_each_breach_with_its_line_and_fix(mini_book):
     output = result.stdout + result.stderr
     assert f"nums.md:{typed}: the number 0.9998 is typed" in output, output[-3000:]
     assert f"nums.md:{bound}: 'more than 0.02' is false" not in output, "0.02 < 0.024: that bound holds"
+    # Sphinx re-reads only changed files: the page that failed is read again until it is fixed
+    failed_with(mini_book.build(), f"nums.md:{spare}: the page glues 'spare'")
     page.write_text(page.read_text().replace("more than", "at most"))
     output = (lambda r: r.stdout + r.stderr)(mini_book.build())
     assert f"nums.md:{bound}: 'at most 0.02' is false" in output, output[-3000:]

@@ -29,7 +29,7 @@ from pathlib import Path
 from rec11.book import preexecute
 from rec11.book.fingerprints import page_modules
 from rec11.book.notebooks import QUIET_TRAINING, executed_notebooks
-from rec11.book.pages import load_substitutions
+from rec11.book.pages import FAILED_PAGES, load_substitutions
 from rec11.models import MODULES
 
 EXECUTED = re.compile(r"^(?P<page>\S+?)(\.md)?: Executing notebook using", re.M)
@@ -117,6 +117,17 @@ def warnings(log: str) -> list[str]:
         if text not in found:
             found.append(text)
     return found
+
+
+def pages_named(problems: list[str], book: Path) -> set[str]:
+    """The docnames of the pages ``file:line: message`` problems name (for the next build to
+    read again)."""
+    names = set()
+    for problem in problems:
+        path = Path(problem.split(":", 1)[0]).resolve()
+        if path.suffix == ".md" and path.is_relative_to(book):
+            names.add(path.relative_to(book).with_suffix("").as_posix())
+    return names
 
 
 def failed_cells(log: str) -> list[str]:
@@ -266,8 +277,11 @@ def main(argv: list[str] | None = None) -> int:
         f"({len(ahead['ran'])} of them side by side before the build), "
         f"{len(summary['cached'])} from the cache; {seconds:.1f} s"
     )
+    failed = out / "_build" / ".doctrees" / FAILED_PAGES
     if code != 0:
         problems = failed_cells(log) + warnings(log)
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text("\n".join(sorted(pages_named(problems, args.book.resolve()))) + "\n")
         for message in problems:
             print(f"rec11: {message}", file=sys.stderr)
         reports = out / "_build" / "html" / "reports"
@@ -277,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         more = f" ({len(problems) - 1} more above)" if len(problems) > 1 else ""
         print(f"rec11: the build FAILED{more}: {first}", file=sys.stderr)  # the last line: where, and the fix
         return code
+    failed.unlink(missing_ok=True)
     try:
         written = export_figures(out / "_build", args.figures or args.book / "figures", args.book)
     except FigureError as err:

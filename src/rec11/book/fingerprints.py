@@ -23,7 +23,7 @@ from sphinx.util import logging
 
 from rec11 import seeds
 from rec11.book import notes
-from rec11.book.pages import code_cells, keep_per_page
+from rec11.book.pages import code_cells, failed_pages, keep_per_page
 from rec11.sources import code_hash, imported_modules
 
 logger = logging.getLogger(__name__)
@@ -103,7 +103,10 @@ def outdated_by_dependencies(app, env, added, changed, removed) -> list[str]:
             stale.append(docname)
     if stale:
         logger.info("rec11: re-reading pages whose package code or notes changed: %s", ", ".join(sorted(stale)))
-    return stale
+    failed = sorted((failed_pages(Path(app.doctreedir)) & set(env.found_docs)) - set(changed) - set(stale))
+    if failed:
+        logger.info("rec11: re-reading pages the last build failed on: %s", ", ".join(failed))
+    return stale + failed
 
 
 def setup(app: Sphinx) -> dict:

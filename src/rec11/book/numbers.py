@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import math
+import posixpath
 import re
 from pathlib import Path
 
@@ -166,12 +167,26 @@ def typed_numbers(text: str) -> list[tuple[int, str]]:
 
 
 def glue_uses(text: str) -> set[str]:
-    """The glue keys a page's source shows (``page::key`` keeps its page)."""
-    keys = {m[1].partition(":")[0] if "::" not in m[1] else m[1].rsplit(":", 1)[0] if m[1].count(":") > 2
-            else m[1] for m in GLUE_ROLE.finditer(text)}
-    keys = {k.split(":")[0] if "::" not in k else k for k in keys}
+    """The glue keys a page's source shows (``page::key`` keeps its page, as written)."""
+    keys = set()
+    for match in GLUE_ROLE.finditer(text):
+        page, sep, rest = match[1].rpartition("::")
+        keys.add(f"{page}{sep}{rest.partition(':')[0]}")
     keys |= set(re.findall(r"^\s*:answer-glue:\s*(\S+)", text, re.M))
     keys |= set(re.findall(r"\{glue:figure\}\s*(\S+)", text))
+    return keys
+
+
+def shown_elsewhere(docname: str, others: dict[str, str]) -> set[str]:
+    """The keys of ``docname`` that other pages show as ``path::key`` (a path relative to
+    the page that shows it, with or without ``.md``)."""
+    keys = set()
+    for other, text in others.items():
+        for key in glue_uses(text):
+            page, sep, name = key.rpartition("::")
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(other), page))
+            if sep and target.removesuffix(".md").removesuffix(".ipynb") == docname:
+                keys.add(name)
     return keys
 
 
@@ -272,9 +287,6 @@ def false_bounds(text: str, glued: dict) -> list[tuple[int, str]]:
     return problems
 
 
-_SOURCES: dict[str, str] = {}
-
-
 def _source(app: Sphinx, docname: str) -> str:
     path = Path(app.env.doc2path(docname))
     return path.read_text() if path.suffix == ".md" and path.is_file() else ""
@@ -299,9 +311,7 @@ def check_numbers(app: Sphinx, doctree) -> None:
             logger.warning(problem, location=(docname, line), type="rec11", subtype="numbers")
     if glued:
         used = glue_uses(text)
-        others = [_source(app, d) for d in app.env.found_docs if d != docname]
-        used |= {k.split("::", 1)[1] for o in others for k in glue_uses(o)
-                 if k.startswith(f"{docname}::") or k.startswith(f"{docname.rsplit('/', 1)[-1]}::")}
+        used |= shown_elsewhere(docname, {d: _source(app, d) for d in app.env.found_docs if d != docname})
         for line, key in unused_glue(text, set(glued), used):
             logger.warning(f"the page glues {key!r}, and nothing shows it. Fix: show it with"
                            f" {{glue:text}}`{key}`, or delete the glue() call",

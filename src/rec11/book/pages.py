@@ -61,6 +61,16 @@ def code_cells(text: str) -> list[str]:
     return [code for _, _, code in parse_cells(text)]
 
 
+FAILED_PAGES = ".rec11-failed-pages"  # in the doctrees folder: pages a failed build warned about
+
+
+def failed_pages(doctrees: Path) -> set[str]:
+    """The pages the last failed build reported a problem on: the next build reads them again,
+    so that a problem is reported until it is fixed (Sphinx re-reads only changed files)."""
+    path = doctrees / FAILED_PAGES
+    return set(path.read_text().split()) if path.is_file() else set()
+
+
 def glued_values(app: Sphinx, docname: str) -> dict:
     """The page's glued values as myst-nb saved them (``<docname>.glue.json``)."""
     folder = getattr(getattr(app.env, "mystnb_config", None), "output_folder", None)
