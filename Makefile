@@ -50,7 +50,7 @@ check: $(VENV)/.installed node_modules/.installed
 # Includes tests/browser (Chromium at /usr/bin/chromium; .ci/run installs it), but not the
 # tests marked bench (Lighthouse on every page): make bench runs those.
 test: $(VENV)/.installed node_modules/.installed
-	$(PY) -m pytest -m "not bench"
+	$(PY) -m pytest -m "not bench" --durations=30
 
 # Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT): the
 # same build as `make build` (same cache, same _build), from a warm process (rec11.book.preview).

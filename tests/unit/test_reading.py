@@ -121,3 +121,11 @@ def test_an_exercise_beyond_the_slides_is_practice_apart_from_the_core():
     exercises = reading.practice(doc)
     assert count(doc, skip=tuple(exercises)) == Reading(words=1 + 9 + 10 + 20)
     assert sum((count(n) for n in exercises), Reading()) == Reading(words=71, cells=1)
+
+
+def test_a_printed_output_is_read_and_the_code_that_printed_it_is_a_cell():
+    printed = nodes.literal_block(text="tensor([0.25, 0.75]) torch.Size([2])")
+    r = count(page(cell("print(p, p.shape)", outputs=[printed])))
+    assert (r.words, r.cells) == (1 + 3, 1)  # the title, the output
+    hidden = count(page(cell("print(p)", hide_mode="output", outputs=[printed])))
+    assert hidden.words == 1  # the title only

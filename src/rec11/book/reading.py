@@ -3,7 +3,8 @@
 A page's reading time is what a student reads on it:
 
 * its prose, at ``WORDS_PER_MINUTE``: paragraphs, lists, tables, captions, exercise
-  answers and math, but not instructor notes, code, or the alt text of figures;
+  answers, math and the printed outputs of cells whose output is shown, but not
+  instructor notes, code, or the alt text of figures;
 * ``SECONDS_PER_FIGURE`` for every figure;
 * ``SECONDS_PER_CELL`` for every code cell whose code is shown (a cell whose input
   is hidden behind "Show code" or removed does not count; its figures do).
@@ -113,6 +114,9 @@ def count(doctree: nodes.Node, mime_priority: list[str] = (), skip: tuple[nodes.
             return
         if isinstance(node, nodes.Text):
             words += len(node.astext().split())
+            return
+        if isinstance(node, nodes.literal_block) and in_cell:
+            words += len(node.astext().split())  # a printed output is read too
             return
         if not isinstance(node, nodes.Element) or _skipped(node):
             if isinstance(node, nodes.literal_block) and not in_cell:
