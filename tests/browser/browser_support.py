@@ -185,15 +185,38 @@ def reveal(box, cell: dict) -> None:
 
 
 
+# Loaded: the load event has fired, every image the page has asked for is complete (lazy
+# ones load when scrolled to), the fonts are in, and the page's math, if MathJax is there
+# (only a live output loads it), is typeset.
+SETTLED = """() => document.readyState === 'complete'
+    && [...document.images].every(i => i.loading === 'lazy' && !i.currentSrc || i.complete)
+    && document.fonts.status === 'loaded'
+    && (!window.MathJax || !MathJax.startup || !MathJax.startup.promise || MathJax.startup.promise.then(() => true))"""
+
+
+def settle(page, timeout: float = 20_000) -> None:
+    """Wait until the page has loaded what it asked for (``SETTLED``); the deadline's error
+    names what is still missing."""
+    try:
+        page.wait_for_function(SETTLED, timeout=timeout)
+    except Exception as err:
+        missing = page.evaluate("""() => ({state: document.readyState, fonts: document.fonts.status,
+            images: [...document.images].filter(i => !i.complete && !(i.loading === 'lazy' && !i.currentSrc))
+                .map(i => i.currentSrc || i.src).slice(0, 5)})""")
+        raise AssertionError(f"the page did not settle within {timeout / 1000:g} s: {missing}") from err
+
+
+def live_code_loaded(page) -> None:
+    """Wait until Live Code's module has run (its state machine is published, idle), so that
+    the launch button starts it."""
+    page.wait_for_function("window.rec11LiveCode && window.rec11LiveCode.state === 'idle'", timeout=20_000)
+
+
 def open_page(context, site: str, docname: str):
-    """A new tab on the page, loaded and typeset: MathJax works after the load event,
-    and fetches its fonts while it does, so wait for the network to settle again."""
+    """A new tab on the page, loaded (``settle``)."""
     page = context.new_page()
     page.goto(page_url(site, docname))
-    page.wait_for_load_state("networkidle")
-    page.wait_for_function("!window.MathJax || !MathJax.startup || !MathJax.startup.promise || "
-                           "MathJax.startup.promise.then(() => true)")
-    page.wait_for_load_state("networkidle")
+    settle(page)
     return page
 
 

@@ -30,7 +30,10 @@ def test_axe_finds_no_violations_with_live_code_running(context, site, jupyter_s
     page = open_page(context, site, docname)
     start_live_code(page)
     page.evaluate("document.querySelectorAll('article details').forEach(d => { d.open = true; })")
-    page.wait_for_timeout(300)  # CodeMirror refreshes the editors that just became visible
+    # CodeMirror lays out an editor that just became visible: wait until every one has lines
+    page.wait_for_function("[...document.querySelectorAll('article details[open] .CodeMirror')]"
+                           ".every(cm => cm.querySelector('.CodeMirror-line') && cm.offsetHeight > 0)",
+                           timeout=10_000)
     violations = run_axe(page)
     assert not violations, f"{docname} (live):\n{describe(violations)}"
 

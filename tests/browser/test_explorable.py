@@ -32,7 +32,7 @@ import os
 import re
 
 import pytest
-from browser_support import REPORT, book_dir, describe, page_url, run_axe, site_pages
+from browser_support import REPORT, book_dir, describe, page_url, run_axe, settle, site_pages
 
 from rec11_tools.pagespeed import ENTRIES, MAX_PAGE_BYTES, SCROLL
 
@@ -147,7 +147,7 @@ class Watched:
         page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
         page.on("request", lambda r: self.requests.append(r.url))
         page.goto(page_url(site, docname))
-        page.wait_for_load_state("networkidle")
+        settle(page)
 
     def figures(self) -> list[str]:
         return self.page.evaluate(FIGURES)
@@ -296,7 +296,7 @@ def test_the_control_keeps_its_height_at_every_width(browser, phone, site, docna
     try:
         page = ctx.new_page()
         page.goto(page_url(site, docname))
-        page.wait_for_load_state("networkidle")
+        settle(page)
         moved = []
         for width in WIDTHS:
             page.set_viewport_size({"width": width, "height": 900})
@@ -319,12 +319,10 @@ def test_page_weight_before_and_after_every_frame(phone, site, docname):
 
     # What test_page_weight.py weighs: the page, scrolled to its end, every dropdown open.
     page.evaluate(SCROLL)
-    page.wait_for_load_state("networkidle")
+    settle(page)
     page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
     page.evaluate(SCROLL)
-    page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(300)
-    page.wait_for_load_state("networkidle")
+    settle(page)
     before = sum(e["transfer"] for e in page.evaluate(ENTRIES))
     early = sorted((set(watched.requests) & every_frame) - defaults)
     assert not early, f"{docname}: frames fetched before any control was touched: {early}"
@@ -352,7 +350,7 @@ def test_page_weight_before_and_after_every_frame(phone, site, docname):
             page.keyboard.press("ArrowRight")
             now = watched.state(ident)
             page.wait_for_function(SHOWS, arg=[ident, now["frames"][now["value"]]["src"]], timeout=10_000)
-    page.wait_for_load_state("networkidle")
+    settle(page)
     after = sum(e["transfer"] for e in page.evaluate(ENTRIES))
     twice = sorted({url for url in watched.requests if url in every_frame and watched.requests.count(url) > 1})
 
@@ -405,7 +403,7 @@ def test_without_javascript_a_figure_is_its_default_frame_and_caption(browser, p
     try:
         page = ctx.new_page()
         page.goto(page_url(site, docname))
-        page.wait_for_load_state("networkidle")
+        settle(page)
         figures = page.evaluate(FIGURES)
         assert figures == list(shown), f"{docname}: not the same figures without JavaScript"
         for ident in figures:

@@ -7,8 +7,8 @@ code: a build that changes the page's code does not bring stale edits back.
 from __future__ import annotations
 
 import pytest
-from browser_support import (CELLS, FIND_CELLS, book_dir, first_editable, page_url, pages_with_code, reveal,
-                             start_live_code, status_text, type_and_run, wait_output)
+from browser_support import (CELLS, FIND_CELLS, book_dir, first_editable, live_code_loaded, page_url, pages_with_code,
+                             reveal, start_live_code, status_text, type_and_run, wait_output)
 
 pytestmark = pytest.mark.browser
 
@@ -38,7 +38,7 @@ def test_edits_come_back_after_a_reload_and_reset_returns_the_books_code(context
     assert edited.startswith("print('kept', 6 * 7)\n") and edited.endswith(book_code), edited
 
     page.reload()
-    page.wait_for_load_state("networkidle")
+    live_code_loaded(page)
     start_live_code(page)
     assert code(page, cell["i"]) == edited, "the edit did not survive the reload"
     assert "Your edits to 1 cell from your last visit are back" in status_text(page), status_text(page)
@@ -55,7 +55,7 @@ def test_edits_come_back_after_a_reload_and_reset_returns_the_books_code(context
     assert code(page, cell["i"]) == book_code
     assert box.locator(".rec11-reset-cell").is_hidden() and page_reset.is_hidden()
     page.reload()
-    page.wait_for_load_state("networkidle")
+    live_code_loaded(page)
     start_live_code(page)
     assert code(page, cell["i"]) == book_code, "a reset cell came back edited"
     assert "from your last visit" not in status_text(page)
@@ -75,7 +75,7 @@ def test_reset_the_page_returns_every_cell_to_the_books_code(context, site, jupy
         page.keyboard.type(text)
         page.keyboard.press("Enter")
     page.reload()
-    page.wait_for_load_state("networkidle")
+    live_code_loaded(page)
     start_live_code(page)
     assert "Your edits to 2 cells" in status_text(page), status_text(page)
     assert code(page, first["i"]).startswith("x_1 = 1\n") and code(page, second["i"]).startswith("x_2 = 2\n")
@@ -94,7 +94,7 @@ def test_a_build_that_changes_the_pages_code_does_not_bring_stale_edits_back(con
     wait_output(page, cell["i"], "stale 1")
 
     page.reload()
-    page.wait_for_load_state("networkidle")
+    live_code_loaded(page)
     # a new build changed this page's code (here: the text of its last cell)
     page.evaluate("""() => {
         const pre = [...document.querySelectorAll('article div.cell .cell_input pre')].pop();

@@ -8,7 +8,7 @@ output shows TeX (IPython's Math / Latex / Markdown).
 from __future__ import annotations
 
 import pytest
-from browser_support import (CELLS, FIND_CELLS, RUN_TIMEOUT, first_editable, page_url, start_live_code,
+from browser_support import (CELLS, FIND_CELLS, RUN_TIMEOUT, first_editable, page_url, settle, start_live_code,
                              type_and_run)
 
 pytestmark = pytest.mark.browser
@@ -21,7 +21,7 @@ def test_latex_in_a_live_output_is_typeset_on_demand(context, site, jupyter_serv
     requested = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto(page_url(site, PAGE))
-    page.wait_for_load_state("networkidle")
+    settle(page)
     assert page.locator("article mjx-container svg").count() > 0, "the page's own math is not typeset"
     start_live_code(page)
     assert not [u for u in requested if "/mathjax/" in u], "MathJax loaded before any live output needed it"

@@ -67,12 +67,22 @@ def test_a_download_shows_no_myst_markup(browser, plain_lab, built_book, name):
         enabled = [e["name"] for e in extensions if e.get("enabled") and not e.get("is_local", False)]
         assert not [e for e in enabled if "jupytext" in e or "myst" in e], enabled
         page.goto(f"{base}lab/tree/{name}?token={token}")
-        page.locator(".jp-Notebook .jp-MarkdownCell .jp-RenderedMarkdown").first.wait_for(timeout=90_000)
-        page.wait_for_timeout(3000)  # the other cells and MathJax finish rendering
-        shown = page.locator(".jp-Notebook .jp-MarkdownCell .jp-RenderedMarkdown").all_inner_texts()
-        text = "\n".join(shown)
         cells = nbformat.read(built_book["html"] / "_sources" / name, as_version=4).cells
         written = [c for c in cells if c.cell_type == "markdown"]
+        rendered = ".jp-Notebook .jp-MarkdownCell .jp-RenderedMarkdown"
+        page.locator(rendered).first.wait_for(timeout=90_000)
+        try:  # every markdown cell rendered, and its math typeset (no TeX left waiting)
+            page.wait_for_function(
+                """([selector, count]) => document.querySelectorAll(selector).length >= count
+                   && document.querySelectorAll(selector + ' mjx-container').length > 0
+                   && !document.querySelector('.jp-Notebook mjx-container:empty')""",
+                arg=[rendered, len(written)], timeout=30_000)
+        except Exception as err:
+            count = page.locator(rendered).count()
+            raise AssertionError(f"{name}: after 30 s, {count} of {len(written)} markdown cells rendered,"
+                                 f" {page.locator(rendered + ' mjx-container').count()} formulas typeset") from err
+        shown = page.locator(rendered).all_inner_texts()
+        text = "\n".join(shown)
         assert len(shown) == len(written) and len(text) > 1000, \
             f"{name}: {len(shown)} of {len(written)} markdown cells rendered: {text[:300]!r}"
         raw = RAW.search(text)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 
 import pytest
-from browser_support import REPORT, book_dir, page_url, site_pages
+from browser_support import REPORT, book_dir, page_url, settle, site_pages
 from fontTools.ttLib import TTFont
 
 from rec11_tools.pagespeed import MAX_PAGE_BYTES, weigh
@@ -81,7 +81,7 @@ def test_cut_down_icon_fonts_have_every_icon_the_page_shows(context, site, built
     requested = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto(page_url(site, docname))
-    page.wait_for_load_state("networkidle")
+    settle(page)
     shown = set(page.evaluate(ICONS))
     missing = sorted(hex(cp) for cp in shown - glyphs)
     assert not missing, f"{docname}: icons not in the cut-down fonts: {missing}"
