@@ -43,3 +43,14 @@ def test_a_build_removes_handout_pdfs_older_than_its_pages(tmp_path):
     assert build.remove_stale_handouts(tmp_path, html) == [] and all(p.exists() for p in pdfs)
     os.utime(page, (2000, 2000))  # a page rebuilt after the last make handout
     assert build.remove_stale_handouts(tmp_path, html) == pdfs and not any(p.exists() for p in pdfs)
+
+
+def test_the_preview_says_what_to_use_where_it_cannot_fork(monkeypatch, capsys):
+    import multiprocessing
+
+    from rec11.book import preview
+
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert preview.main(["--book", str(ROOT)]) == 2
+    said = capsys.readouterr().err
+    assert "cannot fork" in said and "make build" in said

@@ -99,6 +99,11 @@ def main(argv=None) -> int:
     parser.add_argument("--no-initial-build", action="store_true")
     args = parser.parse_args(argv)
     book = args.book.resolve()
+    if "fork" not in multiprocessing.get_all_start_methods():
+        print("rec11 preview: this system cannot fork a process (Windows), which the preview's fast"
+              " rebuilds need. Instead: run `make build` after each edit and open"
+              " _build/html/index.html, or use WSL, Linux or macOS.", file=sys.stderr)
+        return 2
     os.chdir(book)
 
     import uvicorn
