@@ -56,8 +56,9 @@ _NOT_PROSE = [
     re.compile(r"https?://\S+"),
 ]
 # words after which a printed number is a bound: (phrase, the side the value must be on)
+# ("up to" is left out: "goes on up to 0.9" and "adds up to 80" report a value, not a bound)
 UPPER = ("no more than", "at most", "below", "under", "less than", "smaller than", "within",
-         "up to", "not above", "lower than", "fewer than")
+         "not above", "lower than", "fewer than")
 LOWER = ("more than", "at least", "above", "over", "greater than", "larger than", "exceeds",
          "exceeding", "higher than")
 _BOUND = re.compile(r"\b(" + "|".join(sorted(UPPER + LOWER, key=len, reverse=True)) + r")\s+(?:about\s+)?$",
