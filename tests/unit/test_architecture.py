@@ -117,3 +117,82 @@ def test_the_build_modules_import_what_the_map_says():
         return any(d == target or (d not in seen and reaches(d, target, (*seen, d))) for d in listed.get(start, ()))
 
     assert not [m for m in listed if reaches(m, m)], "modules import each other in a circle"
+
+
+def _package_text(package: str, suffixes=(".py",)) -> str:
+    """The source of an installed package (its files with these suffixes), to look for a hook in."""
+    import importlib.util
+
+    folder = Path(importlib.util.find_spec(package).origin).parent
+    return "\n".join(f.read_text(errors="replace") for f in sorted(folder.rglob("*")) if f.suffix in suffixes)
+
+
+def _has(package: str, *needles: str, suffixes=(".py",)):
+    def probe():
+        text = _package_text(package, suffixes)
+        return [n for n in needles if n not in text]
+    return probe
+
+
+def _attributes(*dotted: str):
+    def probe():
+        import importlib
+
+        missing = []
+        for name in dotted:
+            module, _, attribute = name.rpartition(".")
+            if not hasattr(importlib.import_module(module), attribute):
+                missing.append(name)
+        return missing
+    return probe
+
+
+def _watcher():
+    import inspect
+
+    from sphinx_autobuild.server import RebuildServer
+
+    source = inspect.getsource(RebuildServer)
+    missing = [] if inspect.iscoroutinefunction(getattr(RebuildServer, "watch", None)) else ["async watch()"]
+    return missing + [n for n in ("self.paths", "self.ignore") if n not in source]
+
+
+def _toc_glob():
+    import glob
+
+    from sphinx_external_toc import events
+
+    return [] if getattr(events, "glob", None) is glob else ["sphinx_external_toc.events.glob"]
+
+
+# What each row of the table relies on, looked for in the installed package: a list of what is missing.
+RELIANCES = {
+    "quickstart.prune_toc_walk": _toc_glob,
+    "quickstart.block_slow_imports": _has("jsonschema", "rfc3987_syntax"),
+    "preview.Watcher": _watcher,
+    "build.execution_summary": _has("myst_nb", "Executing notebook using", "Using cached notebook"),
+    "pages.glued_values": _has("myst_nb", ".glue.json"),
+    "reading.count": _has("myst_nb", "cell_code_source", "mime_bundle", "hide_mode"),
+    "reading.record, plainmd.paste_glue": _attributes("myst_nb.core.render.get_mime_priority",
+                                                      "myst_nb.core.variables.format_plain_text"),
+    "slides, handout": _has("myst_nb", "cell_input", "cell_output", "tag_", suffixes=(".py", ".css")),
+    "handout, slides": _has("pydata_sphinx_theme", "bd-article", suffixes=(".html",)),
+    "trim": _has("pydata_sphinx_theme", "So that users can add custom icons", "theme.css",
+                 suffixes=(".html",)),
+}
+
+
+def test_every_reliance_on_another_package_holds_for_the_installed_version():
+    from importlib.metadata import version
+
+    table = (ROOT / "docs" / "architecture.md").read_text()
+    section = table.split("## Where the build leans on another package's internals")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| ([\w., ]+) \| (.+?) \| ([\w-]+) \| ([\w.]+) \|$", section, re.M)
+    assert {code for code, *_ in rows} == set(RELIANCES), "docs/architecture.md's table and RELIANCES list other rows"
+    for code, relies, package, checked in rows:
+        installed = version(package)
+        assert installed == checked, (
+            f"docs/architecture.md: {code} relies on {package} {checked} ({relies}), and {installed} is"
+            f" installed: check that it still holds, then write {installed} in the table")
+        missing = RELIANCES[code]()
+        assert not missing, f"docs/architecture.md: {code} relies on {relies}; {package} {installed} lacks {missing}"
