@@ -43,9 +43,9 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 # The fast tier: everything that needs neither a built book, a browser nor a trained
-# full-size model (tests marked build, browser or retrain run in make test).
+# full-size model (tests marked build or browser run in make test).
 check: $(VENV)/.installed node_modules/.installed
-	$(PY) -m pytest -q -m "not build and not browser and not retrain" tests/unit tests/lint
+	$(PY) -m pytest -q -m "not build and not browser" tests/unit tests/lint
 
 # Includes tests/browser (Chromium at /usr/bin/chromium; .ci/run installs it), but not the
 # tests marked bench (Lighthouse on every page): make bench runs those.
