@@ -165,3 +165,13 @@ def test_code_lines_fit_a_phone_and_a_printed_page(root):
         for cell in code_cells(page.read_text()):
             long = [line for line in cell.splitlines() if len(line) > 79]
             assert not long, f"{page.relative_to(root)}: code lines over 79 characters: {long[:2]}"
+
+
+def test_no_token_written_as_raw_html(root, built):
+    # "<s>" typed into a caption or prose is a strikethrough tag to the browser: the token
+    # vanishes and the text after it is struck through. Write it as code, `<s>`.
+    from bs4 import BeautifulSoup
+
+    struck = [page for page in toc_pages(root)
+              if BeautifulSoup(page_html(built, page), "html.parser").find(["s", "strike"])]
+    assert not struck, f"a raw <s> tag strikes text through on: {struck}"

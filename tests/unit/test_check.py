@@ -66,7 +66,7 @@ def test_padding_mask():
     assert check.padding_mask(lambda L, T: real(L, T)[:, None, None, :])
     assert names(check.padding_mask(real)) == {"no_axes"}
     assert names(check.padding_mask(lambda L, T: real(L, T)[:, None, :, None])) == {"masks_queries"}
-    assert names(check.padding_mask(lambda L, T: ~real(L, T)[:, None, None, :])) == {"masks_queries"}
+    assert names(check.padding_mask(lambda L, T: ~real(L, T)[:, None, None, :])) == {"inverted"}
     assert names(check.padding_mask(lambda L, T: torch.ones(len(L), 1, 1, T))) == {"unknown"}
 
 
