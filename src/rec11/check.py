@@ -676,7 +676,72 @@ def surprisal(fn) -> Verdict:
                               f"next token ({T - 1} of them, in bits)."})
 
 
-# --- 7. one generative objective ----------------------------------------------------------
+# --- 7. the reparameterisation -----------------------------------------------------------
+
+REPARAMETERIZE_MISTAKES = {
+    "logvar_as_sigma": "your z spreads by logvar itself: logvar is the log of the variance, so "
+                       "sigma = torch.exp(0.5 * logvar).",
+    "variance_as_sigma": "your z spreads by exp(logvar), the variance: its square root is the "
+                         "standard deviation, torch.exp(0.5 * logvar).",
+    "log_sigma": "your z spreads by exp(logvar) squared: exp(2 * logvar) reads logvar as "
+                 "log sigma, but it is log sigma^2, so sigma = torch.exp(0.5 * logvar).",
+    "no_noise": "your z is mu, with no noise: add sigma * eps with eps = torch.randn_like(mu), or "
+                "the code is a point and the KL has nothing to pull on.",
+    "no_mean": "your z does not centre on mu: z = mu + sigma * eps.",
+    "no_gradient": "no gradient reaches mu and logvar: torch.normal(mu, sigma) samples without "
+                   "a path back. Draw eps = torch.randn_like(mu), which needs no gradient, and "
+                   "return mu + sigma * eps.",
+    "shared_eps": "every row gets the same noise: draw eps of mu's shape, torch.randn_like(mu).",
+}
+
+
+def reparameterize(fn) -> Verdict:
+    """``fn(mu, logvar)`` -> z (N, Z): mu + exp(0.5 * logvar) * eps, eps ~ N(0, I), with
+    gradients reaching mu and logvar."""
+    N, Z = 20_000, 2
+    mu = torch.tensor([1.5, -2.0]).repeat(N, 1).requires_grad_()  # (N, Z): one posterior, N draws
+    logvar = torch.tensor([0.8, -1.2]).repeat(N, 1).requires_grad_()
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        try:
+            z = torch.as_tensor(fn(mu, logvar))
+        except Exception as error:  # noqa: BLE001
+            return _raised(error)
+    if z.shape != mu.shape:
+        return _wrong({"shape": f"your z has shape {tuple(z.shape)}; it should be mu's, "
+                                f"{tuple(mu.shape)}."})
+    sample = z.detach().double()
+    mean, spread = sample.mean(0), sample.std(0)  # per latent dimension, over the N draws
+    lv = logvar[0].detach().double()
+    # the spread each reading of logvar gives: exp(0.5 lv) is right
+    sd = [torch.exp(0.5 * lv), torch.exp(lv), torch.exp(2 * lv), lv.abs()]
+    if torch.all(spread < 1e-6):  # every row the same z
+        name = "no_noise" if torch.allclose(mean, mu[0].detach().double(), atol=1e-5) else "shared_eps"
+        return _wrong({name: REPARAMETERIZE_MISTAKES[name]})
+    near = lambda a, b: bool(torch.all((a - b).abs() <= 0.05 * b.abs() + 0.03))  # 20,000 draws: ~1 %
+    found = {}
+    if not near(mean, mu[0].detach().double()):
+        found["no_mean"] = REPARAMETERIZE_MISTAKES["no_mean"]
+    names = ["right", "variance_as_sigma", "log_sigma", "logvar_as_sigma"]
+    match = next((name for name, want in zip(names, sd) if near(spread, want)), None)
+    if match is None:
+        found["unknown"] = (f"your z spreads by {[round(v, 3) for v in spread.tolist()]} per "
+                            f"dimension; exp(0.5 * logvar) is {[round(v, 3) for v in sd[0].tolist()]}.")
+    elif match != "right":
+        found[match] = REPARAMETERIZE_MISTAKES[match]
+    if z.requires_grad:
+        z.sum().backward()
+    reached = lambda x: x.grad is not None and bool(x.grad.abs().sum() > 0)
+    # (a z without mu gives mu no gradient either; "no_mean" already says so)
+    if not reached(logvar) or ("no_mean" not in found and not reached(mu)):
+        found["no_gradient"] = REPARAMETERIZE_MISTAKES["no_gradient"]
+    if found:
+        return _wrong(found)
+    return _right("z = mu + exp(0.5 * logvar) * eps with eps ~ N(0, I): the right spread, and "
+                  "gradients reach mu and logvar through it.")
+
+
+# --- 8. one generative objective ----------------------------------------------------------
 
 def _scalar(result, how: str) -> float | str:
     """A loss as a float, or a sentence saying why it is not one number and how to make it one."""

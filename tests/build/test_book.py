@@ -158,15 +158,6 @@ def test_student_text_is_about_the_subject(root, built):
     assert not found, f"student text speaks of the book's machinery: {found}"
 
 
-def test_code_lines_fit_a_phone_and_a_printed_page(root):
-    from rec11.book.pages import code_cells
-
-    for page in sorted((root / "book").rglob("*.md")):
-        for cell in code_cells(page.read_text()):
-            long = [line for line in cell.splitlines() if len(line) > 79]
-            assert not long, f"{page.relative_to(root)}: code lines over 79 characters: {long[:2]}"
-
-
 def test_no_token_written_as_raw_html(root, built):
     # "<s>" typed into a caption or prose is a strikethrough tag to the browser: the token
     # vanishes and the text after it is struck through. Write it as code, `<s>`.

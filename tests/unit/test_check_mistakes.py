@@ -690,3 +690,42 @@ def test_diffusion_raised_errors_carry_their_hint():
     assert "[:, None]" in repr(check.diffusion_loss(diff_no_rows))
     assert "out of bounds" in repr(check.diffusion_loss(diff_paper_t_past_the_end))
     assert "abar[-1]" in repr(check.diffusion_loss(diff_paper_t))
+
+
+# --- the reparameterisation -------------------------------------------------------------
+
+def rep_logvar_as_sigma(mu, logvar):
+    return mu + logvar * torch.randn_like(mu)
+
+
+def rep_variance_as_sigma(mu, logvar):
+    return mu + torch.exp(logvar) * torch.randn_like(mu)
+
+
+def rep_log_sigma(mu, logvar):
+    return mu + torch.exp(2 * logvar) * torch.randn_like(mu)
+
+
+def rep_no_noise(mu, logvar):
+    return mu
+
+
+def rep_no_mean(mu, logvar):
+    return torch.exp(0.5 * logvar) * torch.randn_like(mu)
+
+
+def rep_torch_normal(mu, logvar):
+    return torch.normal(mu, torch.exp(0.5 * logvar))
+
+
+def rep_one_eps_for_all(mu, logvar):
+    return mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape[-1])
+
+
+@pytest.mark.parametrize("fn, expected", [
+    (rep_logvar_as_sigma, {"logvar_as_sigma"}), (rep_variance_as_sigma, {"variance_as_sigma"}),
+    (rep_log_sigma, {"log_sigma"}), (rep_no_noise, {"no_noise"}), (rep_no_mean, {"no_mean"}),
+    (rep_torch_normal, {"no_gradient"}), (rep_one_eps_for_all, {"shared_eps"}),
+], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)
+def test_reparameterize_names_the_mistake(fn, expected):
+    assert names(check.reparameterize(fn)) == expected

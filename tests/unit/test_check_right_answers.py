@@ -354,3 +354,21 @@ def test_diffusion_loss_passes(fn):
 def test_the_checks_are_deterministic():
     for _ in range(2):
         assert check.generate(gen_answer).ok and check.diffusion_loss(diff_answer).ok
+
+
+def rep_slide(mu, logvar):
+    return mu + torch.exp(0.5 * logvar) * torch.randn_like(mu)
+
+
+def rep_sqrt_of_variance(mu, logvar):
+    return mu + logvar.exp().sqrt() * torch.randn(mu.shape)
+
+
+def rep_rsample(mu, logvar):
+    return torch.distributions.Normal(mu, torch.exp(0.5 * logvar)).rsample()
+
+
+@pytest.mark.parametrize("fn", [rep_slide, rep_sqrt_of_variance, rep_rsample],
+                         ids=lambda f: f.__name__)
+def test_reparameterize_passes(fn):
+    assert check.reparameterize(fn).ok
