@@ -37,7 +37,7 @@ import yaml
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from rec11.book.pages import glued_values, parse_cells
+from rec11.book.pages import front_matter_of, glued_values, parse_cells
 from rec11.book.plainmd import GLUE_ROLE
 
 logger = logging.getLogger(__name__)
@@ -142,9 +142,8 @@ def code_numbers(text: str) -> set[float]:
 
 def allowed_numbers(text: str) -> dict[str, str]:
     """The page's ``typed_numbers`` front matter: each number typed on purpose, with why."""
-    match = re.match(r"---\n(.*?)\n---\n", text, re.S)
-    meta = (yaml.safe_load(match[1]) or {}) if match else {}
-    return {str(k).replace(" ", ""): str(v) for k, v in (meta.get("typed_numbers") or {}).items()}
+    listed = front_matter_of(text).get("typed_numbers") or {}
+    return {str(k).replace(" ", ""): str(v) for k, v in listed.items()}
 
 
 def typed_numbers(text: str) -> list[tuple[int, str]]:
@@ -233,12 +232,12 @@ def unused_glue(text: str, glued: set[str], used: set[str]) -> list[tuple[int, s
     return problems
 
 
-def shown(value: float, fmt: str) -> tuple[float, str] | None:
-    """The number a format prints for ``value``, and the printed text; None if not numeric."""
-    try:
-        text = format(value, fmt)
-    except (ValueError, TypeError):
-        return None
+def shown(plain: str, fmt: str) -> tuple[float, str] | None:
+    """The number a glued value's ``text/plain`` prints as with ``fmt``, formatted as the page
+    formats it (myst-nb's ``format_plain_text``), and the printed text; None if not numeric."""
+    from myst_nb.core.variables import format_plain_text
+
+    text = format_plain_text(plain, fmt)
     number = text.replace(",", "").strip()
     try:
         return (float(number[:-1]) / 100 if number.endswith("%") else float(number)), text
@@ -269,7 +268,7 @@ def false_bounds(text: str, glued: dict) -> list[tuple[int, str]]:
                 value = None
             if value is None or not fmt or math.isnan(value):
                 continue
-            printed = shown(value, fmt)
+            printed = shown(plain, fmt)
             if printed is None:
                 continue
             number, text_shown = printed

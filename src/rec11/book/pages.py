@@ -157,7 +157,12 @@ def front_matter(root: Path, docname: str) -> dict:
     source = root / f"{docname}.md"
     if not source.is_file():
         raise FileNotFoundError(f"{source} is missing, but _toc.yml lists it")
-    match = re.match(r"---\n(.*?)\n---\n", source.read_text(), re.S)
+    return front_matter_of(source.read_text())
+
+
+def front_matter_of(text: str) -> dict:
+    """The YAML front matter of a page's source text (empty if it has none)."""
+    match = re.match(r"---\n(.*?)\n---\n", text, re.S)
     return (yaml.safe_load(match[1]) or {}) if match else {}
 
 
