@@ -100,6 +100,20 @@ def run_axe(page) -> list[dict]:
         page.add_script_tag(path=str(AXE))
     return page.evaluate(
         """async (off) => {
+            // Judge the page as it will stay. The theme makes a wide output a tab stop 300 ms
+            // after it arrives (a debounced MutationObserver): wait for half a second without
+            // changes (at most 10 s). Then wait out fades: a hidden cell opening fades its
+            // content in, and mid-fade text is paler than it will be.
+            await new Promise(resolve => {
+                const done = () => { observer.disconnect(); clearTimeout(cap); resolve(); };
+                let quiet = setTimeout(done, 500);
+                const observer = new MutationObserver(() => { clearTimeout(quiet); quiet = setTimeout(done, 500); });
+                observer.observe(document.body, {subtree: true, childList: true, characterData: true});
+                const cap = setTimeout(done, 10_000);
+            });
+            await Promise.all(document.getAnimations()
+                .filter(a => a.effect && a.effect.getComputedTiming().endTime !== Infinity)
+                .map(a => a.finished.catch(() => null)));
             const rules = Object.fromEntries(axe.getRules().map(r => [r.ruleId, {enabled: !off.includes(r.ruleId)}]));
             const result = await axe.run(document, {rules, resultTypes: ['violations']});
             return result.violations.map(v => ({
