@@ -47,10 +47,15 @@ node_modules/.installed: package.json package-lock.json
 check: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest -q -m "not build and not browser" tests/unit tests/lint
 
-# Includes tests/browser (Chromium at /usr/bin/chromium; .ci/run installs it), but not the
-# tests marked bench (Lighthouse on every page): make bench runs those.
+# Everything but the tests marked bench (Lighthouse on every page: make bench runs those),
+# in two runs: the tests that need no whole book on both cores (pytest-xdist), then, in one
+# process, the book built once and every test that reads it, tests/browser included
+# (Chromium at /usr/bin/chromium; .ci/run installs it). Both run even if the first fails.
 test: $(VENV)/.installed node_modules/.installed
-	$(PY) -m pytest -m "not bench" --durations=30
+	status=0; \
+	$(PY) -m pytest -n 2 -m "not bench and not book" --durations=15 || status=1; \
+	$(PY) -m pytest -m "book and not bench" --durations=30 || status=1; \
+	exit $$status
 
 # Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT): the
 # same build as `make build` (same cache, same _build), from a warm process (rec11.book.preview).

@@ -34,6 +34,17 @@ def pytest_report_header(config):
             f" a claim that fails here fails again with: REC11_SEED={BOOK_SEED} make build")
 
 
+def pytest_collection_modifyitems(items):
+    """Mark ``book`` every test that reads the whole book (``built_book``, directly or through
+    another fixture) and every browser test. ``make test`` runs those in one process, so the
+    book is built once and one Chromium runs at a time, and every other test on both cores
+    (pytest-xdist)."""
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if uses & {"built_book", "built_site"} or item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.book)
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
@@ -84,7 +95,8 @@ def built_book(tmp_path_factory) -> dict:
     same site. ``REC11_BROWSER_BOOK`` builds another book folder instead. The
     repository's execution cache is copied in when there is one: entries are keyed by
     content, so a reused entry is exactly what a cold run would produce.
-    Returns {out, html, server_url, token, log}.
+    Returns {out, html, server_url, token, log, seed}: a kernel a test starts runs at
+    ``seed`` (``REC11_SEED``) to load the models this build trained, not train its own.
     """
     book = Path(os.environ.get("REC11_BROWSER_BOOK") or ROOT).resolve()
     out = tmp_path_factory.mktemp("book")
@@ -103,4 +115,4 @@ def built_book(tmp_path_factory) -> dict:
                                     f" reproduce with: REC11_SEED={BOOK_SEED} make build\n"
                                     f"{(result.stdout + result.stderr)[-6000:]}")
     return {"out": out, "html": out / "_build" / "html", "server_url": f"http://127.0.0.1:{port}/", "token": token,
-            "log": result.stdout}
+            "log": result.stdout, "seed": BOOK_SEED}

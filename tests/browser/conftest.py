@@ -108,7 +108,9 @@ def jupyter_server(built_site, tmp_path_factory):
            f"--IdentityProvider.token={built_site['token']}", f"--ServerApp.root_dir={book_dir()}",
            "--allow-root"]
     status = f"{built_site['server_url']}api/status?token={built_site['token']}"
-    with jupyter_process(cmd, status, log, "jupyter server", timeout=60, cwd=book_dir()):
+    # its kernels run at the build's seed: they load the models the build trained
+    seed = {"REC11_SEED": str(built_site["seed"])} if "seed" in built_site else {}
+    with jupyter_process(cmd, status, log, "jupyter server", timeout=60, cwd=book_dir(), env={**os.environ, **seed}):
         yield built_site["server_url"]
 
 

@@ -140,7 +140,8 @@ def test_the_install_cell_names_the_commit_the_site_was_built_from(build_dir, ro
         assert TORCH_INDEX in install, rel
 
 
-def test_downloads_run_top_to_bottom_in_a_fresh_kernel(build_dir, root):
+def test_downloads_run_top_to_bottom_in_a_fresh_kernel(build_dir, built_book, root, monkeypatch):
+    monkeypatch.setenv("REC11_SEED", str(built_book["seed"]))  # the build's models, not new ones
     for rel, path in downloads(build_dir).items():
         nb = nbformat.read(path, as_version=4)
         # From the page's own folder, as the page ran, with the models from the cache.
@@ -150,6 +151,9 @@ def test_downloads_run_top_to_bottom_in_a_fresh_kernel(build_dir, root):
         errors = [o for c in code_cells(nb) if "raises-exception" not in c.metadata.get("tags", [])
                   for o in c.outputs if o.output_type == "error"]
         assert not errors, f"{rel}: {errors[0].ename}: {errors[0].evalue}"
+        trained = [o.text for c in code_cells(nb) for o in c.outputs
+                   if o.output_type == "stream" and "on this computer's CPU, once" in o.text]
+        assert not trained, f"{rel}: retrained a model the build had trained (a cache key differs?): {trained[0]}"
 
 
 # A page that trains a model, whose notebook the fresh-venv test runs.
