@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rec11.book.build import execution_summary
+from rec11.book import executions
 from rec11.book.fingerprints import page_modules
 from rec11.book.pages import toc_pages
 from rec11.sources import module_closure
@@ -55,7 +55,6 @@ BUDGET = {"cold_s": 300, "prose_fraction": 0.05, "cell_s": 10, "cell_mb": 1536,
 def lm_pages(book: Path) -> list[str]:
     return [page for page in toc_pages(book) if "lm.load(" in (book / f"{page}.md").read_text()]
 CODE_EDIT_PAGE = "book/further/exercise-1.md"  # the code-edit rebuild changes a plotting cell here
-EXEC_TIME = re.compile(r"^(?P<page>\S+?)\.md: Executed notebook in (?P<s>[\d.]+) seconds", re.M)
 
 
 def run_build(book: Path, env: dict) -> dict:
@@ -65,10 +64,10 @@ def run_build(book: Path, env: dict) -> dict:
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit(f"bench: the build failed:\n{(result.stdout + result.stderr)[-4000:]}")
-    pages = {Path(p).relative_to(book).as_posix(): float(s)
-             for p, s in ((m["page"], m["s"]) for m in EXEC_TIME.finditer(result.stdout))}
-    executed = [Path(p).relative_to(book).as_posix() for p in execution_summary(result.stdout)["executed"]]
-    return {"seconds": seconds, "executed": sorted(executed), "page_seconds": pages}
+    executed = executions.summary(book / "_build" / ".doctrees")["executed"]
+    ran = executions.page_seconds(book / "_build" / ".jupyter_cache", book)
+    pages = {name: ran[name] for name in executed if name in ran}
+    return {"seconds": seconds, "executed": executed, "page_seconds": pages}
 
 
 def code_cells(book: Path, page: str) -> int:

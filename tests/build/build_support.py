@@ -40,7 +40,7 @@ PATCHED = [("sphinx_external_toc.events", "glob")]
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # The pages Sphinx reads and writes, as it logs them (which pages ran or came from the
-# cache: rec11.book.build.execution_summary, the parser of `make build`'s summary line).
+# cache: the build's own record, rec11.book.executions).
 READ = re.compile(r"^reading sources\.\.\. \[\s*\d+%\] (\S+)$", re.M)
 WRITTEN = re.compile(r"^writing output\.\.\. \[\s*\d+%\] (\S+)$", re.M)
 
@@ -69,10 +69,9 @@ class Build:
         return set(WRITTEN.findall(self.log))
 
     def _docnames(self, kind: str) -> set[str]:
-        from rec11.book.build import execution_summary
+        from rec11.book import executions
 
-        srcdir = Path(self.app.srcdir).resolve()
-        return {Path(p).resolve().relative_to(srcdir).as_posix() for p in execution_summary(self.log)[kind]}
+        return set(executions.summary(Path(self.app.doctreedir))[kind])
 
     @property
     def executed(self) -> set[str]:

@@ -170,7 +170,10 @@ RELIANCES = {
     "quickstart.prune_toc_walk": _toc_glob,
     "quickstart.block_slow_imports": _has("jsonschema", "rfc3987_syntax"),
     "preview.Watcher": _watcher,
-    "build.execution_summary": _has("myst_nb", "Executing notebook using", "Using cached notebook"),
+    "executions.after_build": lambda: (_attributes("myst_nb.sphinx_.NbMetadataCollector")()
+                                       + _has("myst_nb", "def get_exec_data", "execution_cache_path")()),
+    "executions.cache_records": _has("jupyter_cache", "def list_cache_records", "pk = Column",
+                                       "uri = Column", "data = Column"),
     "pages.glued_values": _has("myst_nb", ".glue.json"),
     "reading.count": _has("myst_nb", "cell_code_source", "mime_bundle", "hide_mode"),
     "reading.record, plainmd.paste_glue": _attributes("myst_nb.core.render.get_mime_priority",

@@ -26,14 +26,12 @@ import sys
 import time
 from pathlib import Path
 
-from rec11.book import preexecute
+from rec11.book import executions, preexecute
 from rec11.book.fingerprints import page_modules
 from rec11.book.notebooks import QUIET_TRAINING, executed_notebooks
 from rec11.book.pages import FAILED_PAGES, load_substitutions
 from rec11.models import MODULES
 
-EXECUTED = re.compile(r"^(?P<page>\S+?)(\.md)?: Executing notebook using", re.M)
-CACHED = re.compile(r"^(?P<page>\S+?)(\.md)?: Using cached notebook", re.M)
 
 
 def jupyter_book() -> list[str]:
@@ -79,19 +77,6 @@ def build(book: Path, out: Path, extra: tuple[str, ...] = (), training_log: Path
         sys.stdout.write(line)
         lines.append(line)
     return proc.wait(), "".join(lines)
-
-
-def execution_summary(log: str) -> dict[str, list[str]]:
-    """Which pages ran their cells and which were served from the cache.
-
-    A page run before the build (``rec11.book.preexecute``) is then served from the cache
-    to Sphinx: it counts as executed, not cached.
-    """
-    executed = {m["page"] for m in EXECUTED.finditer(log)}
-    return {
-        "executed": sorted(executed),
-        "cached": sorted({m["page"] for m in CACHED.finditer(log)} - executed),
-    }
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -263,21 +248,25 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
         ahead_log.append(line)
 
+    doctrees = out / "_build" / ".doctrees"
+    executions.forget(doctrees)
     ahead = preexecute.run(args.book.resolve(), out.resolve(), jobs=args.jobs, log=say)
     code, log = build(args.book, out, training_log=training_log)
     log = "\n".join(ahead_log) + "\n" + log
+    # the pages run before Sphinx, as docnames; Sphinx then found them in the cache
+    executions.add_ahead(doctrees, [Path(name).with_suffix("").as_posix() for name in ahead["ran"]])
     if training_log.is_file():
         names = [json.loads(line)["name"] for line in training_log.read_text().splitlines()]
         print(f"rec11: {len(names)} model(s) trained one at a time while the pages ran ({', '.join(names)}):"
               " list them in rec11.models.book_models to train them side by side first")
-    summary = execution_summary(log)
+    summary = executions.summary(doctrees)
     seconds = time.perf_counter() - start
     print(
         f"\nrec11: {len(summary['executed'])} page(s) executed {summary['executed']} "
         f"({len(ahead['ran'])} of them side by side before the build), "
         f"{len(summary['cached'])} from the cache; {seconds:.1f} s"
     )
-    failed = out / "_build" / ".doctrees" / FAILED_PAGES
+    failed = doctrees / FAILED_PAGES
     if code != 0:
         problems = failed_cells(log) + warnings(log)
         failed.parent.mkdir(parents=True, exist_ok=True)

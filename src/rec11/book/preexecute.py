@@ -112,8 +112,7 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
     todo.sort(key=lambda item: -len(item[0].read_text()))
 
     def execute_one(page: Path, nb):
-        # myst-nb's own wording, so that rec11.book.build.execution_summary counts the page
-        log(f"{page}: Executing notebook using local CWD, side by side before the build")
+        log(f"{page}: executing, side by side before the build")
         return single_nb_execution(nb, cwd=str(page.parent), timeout=timeout, allow_errors=False,
                                    meta_override=True)
 
