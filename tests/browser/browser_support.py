@@ -93,26 +93,29 @@ def page_url(site: str, docname: str) -> str:
 AXE_RULES_OFF = {"color-contrast-enhanced": "WCAG 1.4.6 Contrast (Enhanced) is level AAA"}
 
 
-def run_axe(page) -> list[dict]:
-    """axe-core (pinned in package-lock.json) with every rule on but AXE_RULES_OFF."""
+def run_axe(page, quiet_ms: int = 500) -> list[dict]:
+    """axe-core (pinned in package-lock.json) with every rule on but AXE_RULES_OFF, once the
+    page has had ``quiet_ms`` without DOM changes (0 for a page without the book's theme)."""
     assert AXE.is_file(), f"{AXE} is missing: run `npm ci`"
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE))
     return page.evaluate(
-        """async (off) => {
+        """async ([off, quietMs]) => {
             // Judge the page as it will stay. The theme makes a wide output a tab stop 300 ms
             // after it arrives (a debounced MutationObserver): wait for half a second without
             // changes (at most 10 s). Then wait out fades: a hidden cell opening fades its
             // content in, and mid-fade text is paler than it will be.
-            await new Promise(resolve => {
+            if (quietMs > 0) await new Promise(resolve => {
                 const done = () => { observer.disconnect(); clearTimeout(cap); resolve(); };
-                let quiet = setTimeout(done, 500);
-                const observer = new MutationObserver(() => { clearTimeout(quiet); quiet = setTimeout(done, 500); });
+                let quiet = setTimeout(done, quietMs);
+                const observer = new MutationObserver(() => { clearTimeout(quiet); quiet = setTimeout(done, quietMs); });
                 observer.observe(document.body, {subtree: true, childList: true, characterData: true});
                 const cap = setTimeout(done, 10_000);
             });
+            // (a fade or a transition ends within seconds; reveal.js's control hint loops
+            // for 100 s and a spinner forever: those are not waited for)
             await Promise.all(document.getAnimations()
-                .filter(a => a.effect && a.effect.getComputedTiming().endTime !== Infinity)
+                .filter(a => a.effect && a.effect.getComputedTiming().endTime - (a.currentTime || 0) <= 5_000)
                 .map(a => a.finished.catch(() => null)));
             const rules = Object.fromEntries(axe.getRules().map(r => [r.ruleId, {enabled: !off.includes(r.ruleId)}]));
             const result = await axe.run(document, {rules, resultTypes: ['violations']});
@@ -121,7 +124,7 @@ def run_axe(page) -> list[dict]:
                 nodes: v.nodes.map(n => ({target: n.target, html: n.html.slice(0, 300),
                                           summary: n.failureSummary}))}));
         }""",
-        sorted(AXE_RULES_OFF),
+        [sorted(AXE_RULES_OFF), quiet_ms],
     )
 
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from rec11.book import notes
+from rec11.book import executions, notes
 from rec11.book.pages import toc_pages
 
 pytestmark = pytest.mark.build
