@@ -33,7 +33,6 @@ from rec11.book.pages import FAILED_PAGES, load_substitutions
 from rec11.models import MODULES
 
 
-
 def jupyter_book() -> list[str]:
     """Jupyter Book's command line, started without its slow optional imports (rec11.book.quickstart)."""
     return [sys.executable, "-m", "rec11.book.quickstart"]

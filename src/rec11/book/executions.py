@@ -8,7 +8,7 @@ Sphinx reads any page and compares them after, and writes the result beside the 
     _build/.doctrees/.rec11-execution.json   {"executed": [docname, ...], "cached": [...]}
 
 ``rec11.book.build`` adds the pages it ran before Sphinx (``rec11.book.preexecute``), which
-Sphinx then finds in the cache, and prints the summary from this file (``read``). Nothing
+Sphinx then finds in the cache, and prints the summary from this file (``summary``). Nothing
 here reads myst-nb's log text, which changes between versions.
 """
 
@@ -61,19 +61,19 @@ def summary(doctrees: Path) -> dict[str, list[str]]:
     return {"executed": sorted(executed), "cached": sorted(set(record["cached"]) - executed)}
 
 
-def write(doctrees: Path, executed: set[str], cached: set[str]) -> None:
+def _save(doctrees: Path, record: dict) -> None:
     path = Path(doctrees) / RECORD
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"executed": sorted(executed), "cached": sorted(cached - executed)}, indent=1))
+    path.write_text(json.dumps(record, indent=1))
+
+
+def write(doctrees: Path, executed: set[str], cached: set[str]) -> None:
+    _save(doctrees, {"executed": sorted(executed), "cached": sorted(cached - executed)})
 
 
 def add_ahead(doctrees: Path, ahead: list[str]) -> None:
     """Add to the record the pages run before Sphinx read them (which it then found cached)."""
-    record = read(doctrees)
-    record["ahead"] = sorted(ahead)
-    path = Path(doctrees) / RECORD
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1))
+    _save(doctrees, {**read(doctrees), "ahead": sorted(ahead)})
 
 
 def forget(doctrees: Path) -> None:
