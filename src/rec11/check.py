@@ -90,6 +90,9 @@ ATTENTION_MISTAKES = {
                   "given to F.scaled_dot_product_attention is added the same way). Fill the "
                   "scores where mask == 0 with -inf, or pass attn_mask=mask.bool().",
     "no_mask": "positions see the future: the mask is never applied.",
+    "mask_transposed": "you read the mask transposed: row i of the mask says which keys query i "
+                       "may look at, as row i of the scores does, so a causal mask turned around "
+                       "lets each query see the future. Use the mask as it is given, not mask.T.",
     "own_mask": "your function ignores the mask it is given and builds a causal one: with any "
                 "other mask, such as a padding mask, it attends where it must not. Use the "
                 "argument: scores.masked_fill(mask == 0, float('-inf')).",
@@ -143,16 +146,18 @@ def _attention_mistakes(outs, Q, K, V, masks):
     causal = torch.tril(torch.ones(Q.size(-2), Q.size(-2)))
     for dim, scale, masking, source in itertools.product(
             (-1, -2, 0), ("sqrt", "none", "dk"),
-            ("before", "after", "zero", "inverted", "added", "none"), ("given", "own", "both")):
+            ("before", "after", "zero", "inverted", "added", "none"),
+            ("given", "own", "both", "transposed")):
         if masking == "none" and source != "given":
             continue  # no mask at all: where it came from does not matter
-        used = lambda mask: {"given": mask, "own": causal, "both": mask * causal}[source]
+        used = lambda mask: {"given": mask, "own": causal, "both": mask * causal,
+                             "transposed": mask.transpose(-2, -1)}[source]
         if all(_close(out, _attention_variant(Q, K, V, used(mask), dim, scale, masking))
                for out, mask in zip(outs, masks)):
             names = [{-2: "dim", 0: "dim_batch"}.get(dim),
                      {"after": "mask_after", "zero": "mask_zero", "inverted": "mask_inverted",
                       "added": "mask_added", "none": "no_mask"}.get(masking),
-                     {"own": "own_mask", "both": "adds_causal"}.get(source),
+                     {"own": "own_mask", "both": "adds_causal", "transposed": "mask_transposed"}.get(source),
                      {"none": "no_scale", "dk": "scale_dk"}.get(scale)]
             return [name for name in names if name]
     return None
@@ -369,7 +374,7 @@ class FakeLM(torch.nn.Module):
     """
 
     LOGITS = torch.tensor([[2.0, 1.0, 0.4, 0.0, -1.0],   # after token 0
-                           [0.0, 0.0, 3.0, 0.0, 0.0],    # after token 1
+                           [0.0, -1.0, 3.0, 1.5, 0.5],   # after token 1: no ties, so top k shows
                            [1.0, 1.0, 1.0, 1.0, 1.0],    # ...
                            [0.0, 2.0, 0.0, 0.0, 0.0],
                            [0.0, 0.0, 0.0, 2.0, 0.0]])
@@ -477,6 +482,9 @@ GENERATION_MISTAKES = {
     "top_k_one_short": "you keep one token too few, k - 1: the k-th largest logit is the "
                        "threshold and stays in. Hide the logits strictly below it, "
                        "logits < threshold, not <=.",
+    "softmax_dim": "your tokens are drawn uniformly, whatever the model's logits: the softmax "
+                   "runs over dim=0, the batch (for a single sequence it turns every logit "
+                   "into 1). Normalise across the vocabulary: torch.softmax(logits, dim=-1).",
     "first_position": "you sample from the logits of the first position: the next token is "
                       "predicted by the last one, model(idx)[:, -1, :].",
     "no_crop": "the context grows past the model's block_size and the model refuses it: crop "
@@ -547,6 +555,9 @@ def _sampling_mistakes(fn) -> dict[str, str] | Verdict:
             except Exception as error:  # noqa: BLE001
                 return _raised(error)
         seen.append(torch.bincount(drawn, minlength=5).float() / len(drawn))
+        if 0.5 * (seen[-1] - 0.2).abs().sum().item() <= 0.05:  # uniform over the 5 tokens
+            # a softmax over the batch of identical rows: a top k then gives NaN and raises
+            return {"softmax_dim": GENERATION_MISTAKES["softmax_dim"]}
     fits = []  # (number of mistakes, total distance, names) for the variants within 0.05 everywhere
     for names, choice in _sampling_variants():
         row = FakeLM.LOGITS[0 if choice["position"] == -1 else 1]  # last token 0, first token 1

@@ -86,12 +86,18 @@ def att_starter(Q, K, V, mask):  # Exercise 2's starter
     return A @ V
 
 
+def att_mask_transposed(Q, K, V, mask):
+    scores = (Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))).masked_fill(mask.T == 0, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V
+
+
 @pytest.mark.parametrize("fn, expected", [
     (att_no_scale, {"no_scale"}), (att_scale_dk, {"scale_dk"}), (att_mask_after, {"mask_after"}),
     (att_mask_zero, {"mask_zero"}), (att_mask_inverted, {"mask_inverted"}),
     (att_no_mask, {"no_mask"}), (att_own_causal_mask, {"own_mask"}),
     (att_mask_and_causal, {"adds_causal"}),
     (att_sdpa_float_mask, {"mask_added"}), (att_is_causal, {"own_mask"}),
+    (att_mask_transposed, {"mask_transposed"}),
     (_att_dim(-2), {"dim"}), (_att_dim(1), {"dim"}), (_att_dim(0), {"dim_batch"}),
     (att_starter, {"dim", "mask_after", "no_scale"}),
 ], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)
@@ -331,9 +337,32 @@ def gen_stale_context(model, idx, steps, temperature=1.0, top_k=None):
     return idx
 
 
+def gen_softmax_over_batch_top_k(model, idx, steps, temperature=1.0, top_k=None):
+    model.eval()
+    with torch.no_grad():
+        for _ in range(steps):
+            logits = model(idx[:, -model.cfg.block_size:])[:, -1, :] / temperature
+            if top_k:
+                logits[logits < torch.topk(logits, top_k).values[:, [-1]]] = float("-inf")
+            idx = torch.cat([idx, torch.multinomial(F.softmax(logits, dim=0), 1)], dim=1)
+    return idx
+
+
+gen_first_position_top_k_ignored = _make_loop(position=0, top_k_filter=lambda z, k: z)
+
+
+def test_generate_names_the_softmax_over_the_batch_alone():
+    """Not "context" too: the crop is right, the uniform tokens only look like a wrong one."""
+    assert names(check.generate(gen_softmax_over_batch)) == {"softmax_dim"}
+    assert names(check.generate(gen_softmax_over_batch_top_k)) == {"softmax_dim"}
+
+
+def test_generate_names_a_top_k_mistake_behind_the_first_position():
+    assert names(check.generate(gen_first_position_top_k_ignored)) == {"first_position", "top_k_ignored"}
+
+
 def test_generate_reports_what_it_cannot_name():
     assert names(check.generate(gen_stale_context)) == {"context"}
-    assert names(check.generate(gen_softmax_over_batch)) == {"unknown"}  # not "context" too
 
 
 def test_generate_top_k_le_is_not_called_argmax():
