@@ -48,13 +48,14 @@ check: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest -q -m "not build and not browser" tests/unit tests/lint
 
 # Everything but the tests marked bench (Lighthouse on every page: make bench runs those),
-# in two runs: the tests that need no whole book on both cores (pytest-xdist), then, in one
-# process, the book built once and every test that reads it, tests/browser included
-# (Chromium at /usr/bin/chromium; .ci/run installs it). Both run even if the first fails.
+# in two runs on both cores (pytest-xdist): the tests that need no whole book, then the book
+# built once and every test that reads it, tests/browser included (Chromium at
+# /usr/bin/chromium; .ci/run installs it). A file that marks an xdist_group (the hub, the
+# handout, the downloads) runs on one worker. Both runs happen even if the first fails.
 test: $(VENV)/.installed node_modules/.installed
 	status=0; \
 	$(PY) -m pytest -n 2 -m "not bench and not book" --durations=15 || status=1; \
-	$(PY) -m pytest -m "book and not bench" --durations=30 || status=1; \
+	$(PY) -m pytest -n 2 --dist loadgroup -m "book and not bench" --durations=30 || status=1; \
 	exit $$status
 
 # Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT): the

@@ -254,27 +254,33 @@ def type_and_run(page, cell: dict, code: str, where: str = "start") -> None:
     box.locator(".thebe-run-button").click()
 
 
-@contextmanager
-def jupyter_process(cmd: list[str], status_url: str, log_path: Path, what: str, timeout: float = 90, **popen):
-    """Run a Jupyter server (or JupyterLab) until the block ends; enter once ``status_url``
-    answers, fail naming the log if it never does."""
+def start_jupyter(cmd: list[str], status_url: str, log_path: Path, what: str, timeout: float = 90,
+                  **popen) -> subprocess.Popen:
+    """Start a Jupyter server (or JupyterLab) and return once ``status_url`` answers; fail
+    naming the log if it never does."""
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, **popen)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(status_url, timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    proc.kill()
-                    raise AssertionError(f"{what} did not start; see {log_path}") from None
-                time.sleep(0.3)
+    deadline = time.monotonic() + timeout
+    while True:
         try:
-            yield proc
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
+            with urllib.request.urlopen(status_url, timeout=2):
+                return proc
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
+                raise AssertionError(f"{what} did not start; see {log_path}") from None
+            time.sleep(0.3)
+
+
+@contextmanager
+def jupyter_process(cmd: list[str], status_url: str, log_path: Path, what: str, timeout: float = 90, **popen):
+    """Run a Jupyter server (or JupyterLab) until the block ends (``start_jupyter``)."""
+    proc = start_jupyter(cmd, status_url, log_path, what, timeout, **popen)
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()

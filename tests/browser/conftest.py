@@ -26,6 +26,7 @@ Browser tests are never skipped: Chromium or npm files missing is an error, and 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -37,8 +38,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSite, book_dir, jupyter_process,
-                             site_config)
+from browser_support import (CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSite, book_dir, site_config,
+                             start_jupyter)
+from run_support import SHARED, keep_running, shared
 
 # Static files, gzipped as GitHub Pages serves them: the same server `make bench` measures with.
 from rec11_tools.pagespeed import PagesLikeHandler
@@ -46,16 +48,11 @@ from rec11_tools.pagespeed import PagesLikeHandler
 
 # --- timings and page weights, printed after the run as a report --------------------
 
-def pytest_terminal_summary(terminalreporter):
-    for title, rows in REPORT.items():
-        if not rows:
-            continue
-        columns = list(next(iter(rows.values())))
-        terminalreporter.section(title)
-        width = max(len(page) for page in rows)
-        terminalreporter.write_line(f"{'page':<{width}}  " + "  ".join(f"{c:>22}" for c in columns))
-        for page, row in rows.items():
-            terminalreporter.write_line(f"{page:<{width}}  " + "  ".join(f"{row[c]:>22}" for c in columns))
+def pytest_sessionfinish(session):
+    """Hand this process's tables to the run's report (tests/conftest.py prints them, from
+    every pytest-xdist worker)."""
+    name = getattr(session.config, "workerinput", {}).get("workerid", "main")
+    (Path(os.environ[SHARED]) / f"report-{name}.json").write_text(json.dumps(REPORT))
 
 
 # --- CI: a skipped browser test is a failed one ------------------------------------------
@@ -98,20 +95,24 @@ def site(built_site) -> str:
 
 
 @pytest.fixture(scope="session")
-def jupyter_server(built_site, tmp_path_factory):
-    """A `jupyter server` where the built pages expect it, serving the book's folder."""
+def jupyter_server(built_site):
+    """A `jupyter server` where the built pages expect it, serving the book's folder: one for
+    the run, started by the first worker that needs it, stopped when the run ends."""
     url = urlparse(built_site["server_url"])
     assert url.hostname in LOCAL_HOSTS, f"the site points live code at {built_site['server_url']}, not 127.0.0.1"
-    log = tmp_path_factory.mktemp("jupyter") / "server.log"
-    cmd = [str(Path(sys.executable).with_name("jupyter-server")), "--no-browser",
-           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={url.port}", "--ServerApp.port_retries=0",
-           f"--IdentityProvider.token={built_site['token']}", f"--ServerApp.root_dir={book_dir()}",
-           "--allow-root"]
-    status = f"{built_site['server_url']}api/status?token={built_site['token']}"
-    # its kernels run at the build's seed: they load the models the build trained
-    seed = {"REC11_SEED": str(built_site["seed"])} if "seed" in built_site else {}
-    with jupyter_process(cmd, status, log, "jupyter server", timeout=60, cwd=book_dir(), env={**os.environ, **seed}):
-        yield built_site["server_url"]
+    with shared("jupyter-server") as folder:
+        if not (folder / "jupyter-server.pid").exists():
+            cmd = [str(Path(sys.executable).with_name("jupyter-server")), "--no-browser",
+                   "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={url.port}", "--ServerApp.port_retries=0",
+                   f"--IdentityProvider.token={built_site['token']}", f"--ServerApp.root_dir={book_dir()}",
+                   "--allow-root"]
+            status = f"{built_site['server_url']}api/status?token={built_site['token']}"
+            # its kernels run at the build's seed: they load the models the build trained
+            seed = {"REC11_SEED": str(built_site["seed"])} if "seed" in built_site else {}
+            proc = start_jupyter(cmd, status, folder / "jupyter-server.log", "jupyter server", timeout=60,
+                                 cwd=book_dir(), env={**os.environ, **seed}, start_new_session=True)
+            keep_running(proc, "jupyter-server")
+    return built_site["server_url"]
 
 
 # --- the browser ------------------------------------------------------------------------

@@ -24,7 +24,8 @@ from test_print import UI_TEXT
 from rec11.book import notes
 from rec11.book.pages import for_instructors, front_matter, instructor_name, load_substitutions, toc_pages
 
-pytestmark = pytest.mark.browser
+# one worker of make test's two prints the PDFs once, and its tests read them
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("handout")]
 
 BOOK = book_dir()
 NAME = load_substitutions(BOOK)["handout"]

@@ -25,7 +25,8 @@ from browser_support import (CELLS, FIND_CELLS, REPORT, first_editable, page_url
                              status_text, type_and_run, wait_output)
 from hub_support import SLOW_SPAWN
 
-pytestmark = pytest.mark.browser
+# one worker of make test's two: the hub and its hub-mode build are made once
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("hub")]
 
 PAGE = pages_with_code(book_dir())[0]
 SETTLE = 120_000  # ms: a server's start and a kernel's set-up cells on a busy 2-core machine

@@ -22,7 +22,8 @@ from nbclient import NotebookClient
 from rec11.book.notebooks import (FINGERPRINT, GLUE_RECORD, GLUE_ROLE, QUIET_TRAINING, TORCH_INDEX,
                                   executed_notebooks, without_self_checks)
 
-pytestmark = pytest.mark.build
+# one worker of make test's two makes the fresh venv once
+pytestmark = [pytest.mark.build, pytest.mark.xdist_group("downloads")]
 
 
 @pytest.fixture(scope="module")
