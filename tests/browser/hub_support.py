@@ -178,6 +178,16 @@ class Hub:
             body["expires_in"] = expires_in
         return self.api("POST", f"users/{name}/tokens", body)["token"]
 
+    def accepts(self, token: str) -> bool:
+        """Whether the hub still takes ``token`` (its own user's model answers to it)."""
+        try:
+            self.api("GET", "user", token=token)
+            return True
+        except urllib.error.HTTPError as err:
+            if err.code in (401, 403):
+                return False
+            raise
+
     def user(self, name: str) -> dict:
         return self.api("GET", f"users/{name}")
 
