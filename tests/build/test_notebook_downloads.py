@@ -141,11 +141,38 @@ def test_the_install_cell_names_the_commit_the_site_was_built_from(build_dir, ro
         assert TORCH_INDEX in install, rel
 
 
+# What a student who has fixed Exercise 2's starter has in its cell: their own attention.
+STUDENTS_ATTENTION = """\
+import math
+
+def attention(Q, K, V, mask):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(K.size(-1))
+    scores = scores.masked_fill(mask == 0, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V
+
+attention.written_by = "the student"
+"""
+
+
+def as_a_student_left_it(nb) -> None:
+    """Exercises: Exercise 2's starter replaced by a right answer of the student's own, and a
+    last cell that checks it again, after every cell below it has run."""
+    starter = next(c for c in code_cells(nb) if c.source.startswith("def attention(Q, K, V, mask):"))
+    starter.source = STUDENTS_ATTENTION
+    nb.cells.append(nbformat.v4.new_code_cell('print(getattr(attention, "written_by", "not the student"))\n'
+                                              "check.attention(attention)"))
+
+
 def test_downloads_run_top_to_bottom_in_a_fresh_kernel(build_dir, built_book, root, monkeypatch):
+    """Every download, as a student runs it: "Run All", in a fresh kernel. The exercises'
+    one with a starter fixed first: nothing hidden stops the run or replaces their code."""
     monkeypatch.setenv("REC11_SEED", str(built_book["seed"]))  # the build's models, not new ones
     monkeypatch.delenv(QUIET_TRAINING, raising=False)  # a model trained here says so
     for rel, path in downloads(build_dir).items():
         nb = nbformat.read(path, as_version=4)
+        edited = rel == Path("book/exercises.md")
+        if edited:
+            as_a_student_left_it(nb)
         # From the page's own folder, as the page ran, with the models from the cache.
         client = NotebookClient(nb, timeout=600, kernel_name="python3",
                                 resources={"metadata": {"path": str((root / rel).parent)}})
@@ -156,6 +183,11 @@ def test_downloads_run_top_to_bottom_in_a_fresh_kernel(build_dir, built_book, ro
         trained = [o.text for c in code_cells(nb) for o in c.outputs
                    if o.output_type == "stream" and "on this computer's CPU, once" in o.text]
         assert not trained, f"{rel}: retrained a model the build had trained (a cache key differs?): {trained[0]}"
+        if edited:
+            last = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+                           for o in nb.cells[-1].outputs)
+            assert "the student" in last and "Right" in last, \
+                f"{rel}: after Run All the student's attention was replaced or not right: {last[:300]}"
 
 
 # A page that trains a model, whose notebook the fresh-venv test runs.
