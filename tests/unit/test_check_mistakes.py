@@ -237,7 +237,8 @@ def _top_k_strict(logits, k):
 
 
 def _make_loop(crop=_crop_last, top_k_filter=_top_k_strict, scale=lambda z, t: z / t,
-               pick=lambda p: torch.multinomial(p, 1), position=-1, eval_mode=True, no_grad=True):
+               pick=lambda p: torch.multinomial(p, 1), position=-1, eval_mode=True, no_grad=True,
+               softmax_dim=-1):
     """A loop right in everything but what is passed in."""
     def generate(model, idx, steps, temperature=1.0, top_k=None):
         if eval_mode:
@@ -248,7 +249,7 @@ def _make_loop(crop=_crop_last, top_k_filter=_top_k_strict, scale=lambda z, t: z
                 logits = scale(logits, temperature)
                 if top_k:
                     logits = top_k_filter(logits, top_k)
-                idx = torch.cat([idx, pick(torch.softmax(logits, dim=-1))], dim=1)
+                idx = torch.cat([idx, pick(torch.softmax(logits, dim=softmax_dim))], dim=1)
         return idx
     return generate
 
@@ -337,17 +338,7 @@ def gen_stale_context(model, idx, steps, temperature=1.0, top_k=None):
     return idx
 
 
-def gen_softmax_over_batch_top_k(model, idx, steps, temperature=1.0, top_k=None):
-    model.eval()
-    with torch.no_grad():
-        for _ in range(steps):
-            logits = model(idx[:, -model.cfg.block_size:])[:, -1, :] / temperature
-            if top_k:
-                logits[logits < torch.topk(logits, top_k).values[:, [-1]]] = float("-inf")
-            idx = torch.cat([idx, torch.multinomial(F.softmax(logits, dim=0), 1)], dim=1)
-    return idx
-
-
+gen_softmax_over_batch_top_k = _make_loop(softmax_dim=0)
 gen_first_position_top_k_ignored = _make_loop(position=0, top_k_filter=lambda z, k: z)
 
 
