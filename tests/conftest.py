@@ -78,7 +78,8 @@ def pytest_unconfigure(config):
             os.killpg(int(pidfile.read_text()), signal.SIGTERM)
         except ProcessLookupError:
             pass
-    if getattr(config, "rec11_failed", True):
+    made = [f for f in folder.iterdir() if f.suffix not in (".lock", ".pid") and not f.name.startswith("report-")]
+    if made and getattr(config, "rec11_failed", True):
         print(f"\nthe run's book and logs are kept in {folder}")
     else:
         shutil.rmtree(folder, ignore_errors=True)
