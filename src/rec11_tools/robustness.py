@@ -424,7 +424,8 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         f" {len(thin)}.",
         f"- Estimated chance that a fresh retraining passes every claim (each claim's value taken as normal"
         f" across retrainings, the claims as independent): **{100 * chance:.2f} %** (target"
-        f" {100 * TARGET:g} %).",
+        f" {100 * TARGET:g} %). A claim whose values have a longer tail than a normal's fails"
+        f" more often than its margin says; the failures column is the direct evidence.",
     ]
     if books:
         bound = 1 - (0.05 ** (1 / len(books)))
