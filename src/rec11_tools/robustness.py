@@ -326,6 +326,11 @@ def summarize(results: dict[str, dict], fingerprints: dict[str, str]) -> list[Cl
                                          c.page, c.message))
 
 
+def percent(chance: float) -> str:
+    """A chance to two decimals, never rounded up to certainty (99.996 % is "> 99.99 %")."""
+    return "> 99.99 %" if chance < 1 and round(100 * chance, 2) >= 100 else f"{100 * chance:.2f} %"
+
+
 def book_pass_chance(claims: list[Claim]) -> float:
     """The chance a fresh retraining passes every claim, taking the claims as independent."""
     return math.prod(1 - c.fail_chance for c in claims)
@@ -423,7 +428,7 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         f"- Failures: {sum(c.failures for c in claims)} in all; claims below the bar of {BAR:g} σ or failing:"
         f" {len(thin)}.",
         f"- Estimated chance that a fresh retraining passes every claim (each claim's value taken as normal"
-        f" across retrainings, the claims as independent): **{100 * chance:.2f} %** (target"
+        f" across retrainings, the claims as independent): **{percent(chance)}** (target"
         f" {100 * TARGET:g} %). A claim whose values have a longer tail than a normal's fails"
         f" more often than its margin says; the failures column is the direct evidence.",
     ]
@@ -510,7 +515,7 @@ def main(argv=None) -> int:
     if args.no_report:
         print("\n".join(table(claims)))
         print(f"\nChance a fresh retraining passes these {len(claims)} claims (normal approximation):"
-              f" {100 * book_pass_chance(claims):.2f} %")
+              f" {percent(book_pass_chance(claims))}")
     else:
         args.out.write_text(report(results, claims, root, args.runner))
         kept = save_records(results, records, fingerprints)
