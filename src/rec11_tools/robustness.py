@@ -223,6 +223,11 @@ def top_up(counts: dict[str, int], until: int) -> list[list[str]]:
     return [[page for page, need in short.items() if need > i] for i in range(max(short.values(), default=0))]
 
 
+def ran_current_code(result: dict, fingerprints: dict[str, str]) -> bool:
+    """Whether a retraining ran some page's current code (else nothing it found counts now)."""
+    return any(fingerprints.get(page) == run.get("fingerprint") for page, run in result["pages"].items())
+
+
 def save_records(results: dict[str, dict], records: Path, fingerprints: dict[str, str]) -> int:
     """Keep, gzipped in ``records`` (committed with the report), every retraining that ran some
     page's current code, so that the next run, on any machine, pools with them; drop the
@@ -230,8 +235,7 @@ def save_records(results: dict[str, dict], records: Path, fingerprints: dict[str
     records.mkdir(parents=True, exist_ok=True)
     kept = set()
     for name, result in results.items():
-        current = any(fingerprints.get(page) == run.get("fingerprint") for page, run in result["pages"].items())
-        if current:
+        if ran_current_code(result, fingerprints):
             kept.add(name)
             # rewritten every time (a migrated fingerprint); the same record gives the same bytes
             path = records / f"{name}.json.gz"
@@ -422,7 +426,8 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         f"- Machine: {machine()}" + (f" (runner: {runner})" if runner else ""),
         f"- Commit: {commit(root)}",
         f"- Retrainings of the whole book: {len(books)}; of single pages (`make claims`): {len(runs) - len(books)}."
-        f" Each claim was checked in {min(n)} to {max(n)} retrainings of its page's current code.",
+        f" Each claim was checked in {min(n) if min(n) == max(n) else f'{min(n)} to {max(n)}'}"
+        " retrainings of its page's current code.",
         f"- Claims: {len(claims)}, of which {len(measured)} measure a value against a threshold and"
         f" {len(claims) - len(measured)} are exact (a bare assert: the code's own facts, no trained model).",
         f"- Failures: {sum(c.failures for c in claims)} in all; claims below the bar of {BAR:g} σ or failing:"
@@ -517,7 +522,8 @@ def main(argv=None) -> int:
         print(f"\nChance a fresh retraining passes these {len(claims)} claims (normal approximation):"
               f" {percent(book_pass_chance(claims))}")
     else:
-        args.out.write_text(report(results, claims, root, args.runner))
+        current = {name: r for name, r in results.items() if ran_current_code(r, fingerprints)}
+        args.out.write_text(report(current, claims, root, args.runner))
         kept = save_records(results, records, fingerprints)
         print(f"wrote {args.out}; {kept} retrainings' records in {records}")
     failed = [c for c in claims if c.failures]
