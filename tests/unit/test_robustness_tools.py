@@ -147,7 +147,7 @@ def test_the_report_gives_seeds_axes_margins_and_the_chance_the_whole_book_passe
         assert f"| {seed} | 1 | avx2 | AVX2 | all | 2026-12-02 | abc1234 | 1.5 |" in text
     assert "| p.md | m | 3 | 0 | 2.5 > 1 | 4 | holds |" in text
     assert "| p.md | e | 3 | 0 |  | exact | held |" in text
-    assert "Each claim was checked in 3 to 3 retrainings" in text
+    assert "Each claim was checked in 3 retrainings" in text
     assert "Whole-book retrainings that failed any claim: 0 of 3" in text
     assert "**99.9" in text or "**> 99.99 %**" in text or "**100.00 %**" in text
 
