@@ -246,7 +246,6 @@ export function fakeUi(infos, storage) {
     get last() { return ui.lines[ui.lines.length - 1]; },
     markCells: () => infos,
     labelEditors() {},
-    keepAltText(info) { info.altKept = (info.altKept || 0) + 1; },
     installEdits(notebook, cells, onResetAll) {
       ui.onResetAll = onResetAll;
       ui.edits = editStore(storage, PAGE_PATH, notebook.cells.map((c) => c.source));

@@ -29,20 +29,24 @@ export function markCells(doc) {
     input.setAttribute("data-executable", "true");
     input.setAttribute("data-language", "python");
     output.setAttribute("data-output", "true");
-    cells.push({
+    const info = {
       element: cell,
       output,
       alts: [...output.querySelectorAll("img[alt]")].map((img) => img.alt),
       init: cell.classList.contains("tag_thebe-init"),
       raises: cell.classList.contains("tag_raises-exception"),
-    });
+    };
+    // A figure appears when the kernel sends it, before its run ends:
+    // it gets its alt text as it arrives, not after the run.
+    new MutationObserver(() => keepAltText(info))
+      .observe(output, { childList: true, subtree: true });
+    cells.push(info);
   }
   return cells;
 }
 
-// After a run, an image the kernel drew has no alt text; give it the
-// figure's.
-export function keepAltText(info) {
+// An image the kernel drew has no alt text; give it the figure's.
+function keepAltText(info) {
   info.output.querySelectorAll("img").forEach((img, k) => {
     if (!img.getAttribute("alt")) {
       img.setAttribute("alt", info.alts[k] || info.alts[0] ||

@@ -14,8 +14,6 @@
  *   canRun()            whether a kernel is there to run on
  *   tell(text)          the status line
  *   settle()            put the status line back after tell()
- *   afterRun(i)         after each run (cells.js gives drawn figures
- *                       their alt text)
  */
 
 const NOT_CONNECTED = "Not run: live code is not connected to a kernel. " +
@@ -52,7 +50,6 @@ export function createRunOrder(notebook, infos, hooks) {
     } finally {
       hooks.idle(cells[i].id);
     }
-    hooks.afterRun(i);
     const ok = !failed(result) || infos[i].raises;
     if (ok) ran.add(i);
     return { result, ok };

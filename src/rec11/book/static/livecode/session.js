@@ -11,7 +11,7 @@
  *   machine   state.js's machine
  *   config    the page's settings (config.js)
  *   ui        say(text, actions), markCells(), labelEditors(cells),
- *             keepAltText(cell), installEdits(notebook, cells, onResetAll)
+ *             installEdits(notebook, cells, onResetAll)
  *   thebe     load(), bootstrap(options), server(), replaceServer(options),
  *             onStatus(fn), setSession(session), busy(id), idle(id)
  *   fetch, WebSocket, setTimeout, clearTimeout, now(), pause(ms),
@@ -127,7 +127,6 @@ export function createLiveCode(env) {
       settle: () => {
         if (machine.is("ready")) ui.say(readyText());
       },
-      afterRun: (i) => ui.keepAltText(cells[i]),
     });
     return newKernel();
   }

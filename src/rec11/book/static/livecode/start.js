@@ -6,7 +6,7 @@
 
 import { CONFIG_ID } from "./config.js";
 import { say } from "./status.js";
-import { installEdits, keepAltText, labelEditors, markCells } from "./cells.js";
+import { installEdits, labelEditors, markCells } from "./cells.js";
 import { createLiveCode } from "./session.js";
 
 function load(doc, tag, attributes) {
@@ -71,7 +71,6 @@ export function start(machine) {
       say: (text, actions) => say(doc, text, actions),
       markCells: () => markCells(doc),
       labelEditors,
-      keepAltText,
       installEdits: (notebook, cells, onResetAll) => installEdits(
         doc, notebook, cells, { storage: localStore(), onResetAll }),
     },
