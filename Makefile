@@ -17,26 +17,28 @@ PREVIEW_PORT ?= 8000
 
 .PHONY: check build test slides handout preview bench robustness claims clean
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+# Two packages, both editable: the course code (src/pyproject.toml, rec11) and the book's
+# build and tools (pyproject.toml, rec11-book).
+$(VENV)/.installed: requirements.txt pyproject.toml src/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet $(PIP_EXTRA) -r requirements.txt
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --no-deps -e ./src -e .
 	touch $@
 
 # The build copies Thebe and MathJax from node_modules into the site (exact versions
 # in package-lock.json), so both commands install the npm packages first.
 build: $(VENV)/.installed node_modules/.installed
-	$(PY) -m rec11.book.build
+	$(PY) -m rec11_book.build
 
-# The instructor's reveal.js deck: every build writes it (rec11.book.slides).
+# The instructor's reveal.js deck: every build writes it (rec11_book.slides).
 slides: build
 	@echo "slides: _build/html/slides/index.html (press S for the speaker notes)"
 
 # The printable handout: the student PDF and its instructor edition, into _build/html,
-# printed from the built pages (rec11.book.handout). Needs Chromium (REC11_CHROMIUM,
+# printed from the built pages (rec11_book.handout). Needs Chromium (REC11_CHROMIUM,
 # default /usr/bin/chromium) and poppler-utils (pdftotext).
 handout: build
-	$(PY) -m rec11.book.handout
+	$(PY) -m rec11_book.handout
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
@@ -59,9 +61,9 @@ test: $(VENV)/.installed node_modules/.installed
 	exit $$status
 
 # Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT): the
-# same build as `make build` (same cache, same _build), from a warm process (rec11.book.preview).
+# same build as `make build` (same cache, same _build), from a warm process (rec11_book.preview).
 preview: $(VENV)/.installed node_modules/.installed
-	$(PY) -m rec11.book.preview --port $(PREVIEW_PORT)
+	$(PY) -m rec11_book.preview --port $(PREVIEW_PORT)
 
 # Cold, no-op, prose-, code- and package-edit rebuilds in a fresh clone, every cell on
 # one core, then page weight and Lighthouse on every page, the preview's save-to-page time

@@ -34,7 +34,7 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from rec11.book.handout import CHROMIUM, CHROMIUM_ARGS  # the one browser the book drives
+from rec11_book.handout import CHROMIUM, CHROMIUM_ARGS  # the one browser the book drives
 
 ROOT = Path(__file__).resolve().parents[2]
 PHONE = {"width": 390, "height": 844}
@@ -236,7 +236,7 @@ def table(found: dict) -> list[str]:
 
 
 def main(argv=None) -> int:
-    from rec11.book.pages import toc_pages
+    from rec11.chapter import toc_pages
 
     parser = argparse.ArgumentParser(description="Page weight and Lighthouse scores of the built site.")
     parser.add_argument("--book", type=Path, default=Path("."))

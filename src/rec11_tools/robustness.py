@@ -133,8 +133,8 @@ def commit_seed(root: Path) -> tuple[int, str]:
 def page_fingerprint(root: Path, page: str) -> str:
     """What a page's claims depend on: its code cells and what the ``rec11`` modules they
     import do, transitively (not prose, comments or modules the page does not reach)."""
-    from rec11.book.fingerprints import page_modules
-    from rec11.book.pages import code_cells
+    from rec11_book.pagefacts import page_modules
+    from rec11_book.pages import code_cells
     from rec11.sources import code_hash
 
     text = (root / page).read_text()
@@ -146,7 +146,7 @@ def page_fingerprint(root: Path, page: str) -> str:
 def legacy_fingerprint(root: Path, page: str) -> str:
     """The fingerprint records made before 2026-12-03 carry: the page's code cells and the
     whole package. A record whose fingerprint is this page's legacy one ran its current code."""
-    from rec11.book.pages import code_cells
+    from rec11_book.pages import code_cells
     from rec11.sources import code_hash, module_closure
 
     h = hashlib.sha256("\0".join(code_cells((root / page).read_text())).encode())

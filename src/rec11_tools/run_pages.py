@@ -68,7 +68,7 @@ def run_page(page: Path, timeout: int = 900) -> list[dict]:
 
 def book_pages(root: Path) -> list[Path]:
     """Every page in ``_toc.yml`` order that has code cells."""
-    from rec11.book.pages import toc_pages
+    from rec11.chapter import toc_pages
 
     pages = [root / f"{p}.md" for p in toc_pages(root)]
     return [p for p in pages if "{code-cell}" in p.read_text()]

@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from rec11.book.pages import toc_pages
+from rec11.chapter import toc_pages
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "deploy" / "jupyterhub" / "sizing.json"

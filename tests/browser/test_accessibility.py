@@ -3,7 +3,7 @@
 axe-core is the pinned npm copy (package-lock.json), injected into each page. Every
 rule runs, best-practice, experimental and deprecated included, except the one AAA
 contrast rule named in browser_support.AXE_RULES_OFF. Fixes to the stock theme are
-in src/rec11/book/static/rec11-a11y.js and rec11.css.
+in src/rec11_book/static/rec11-a11y.js and rec11.css.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def test_a_grown_going_further_page_updates_the_agenda_and_its_core_page(mini_bo
 
 # ------------------------------------------------------------------ package edits and the jupyter cache
 
-# Pages that import different modules of the book's copy of the package (rec11.book.
+# Pages that import different modules of the book's copy of the package (rec11_book.
 # fingerprints reads ``src/rec11`` beside the book), none of which imports torch, so each
 # kernel starts in about a second. Cell options (":tags:" lines, a YAML block) come
 # first, as on the real pages. rec11.style imports rec11.seeds: a page depends on the
@@ -159,8 +159,8 @@ def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_fact
     the notebook of a page it takes from the cache without outputs, and leaves a page it
     does not read again as an earlier build wrote it. The deck is composed from the
     written pages, read again or not."""
-    from rec11.book.fingerprints import MARK as FINGERPRINT
-    from rec11.book.pages import load_substitutions
+    from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
+    from rec11.chapter import load_substitutions
 
     facts = load_substitutions(mini_book.path)  # the notes must fill the session's budget
     mini_book.page("index", "# Home\n" + slide("The home point.", "Home", "attention", facts["budget_attention"])

@@ -19,7 +19,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from rec11.book.notebooks import (FINGERPRINT, GLUE_RECORD, GLUE_ROLE, QUIET_TRAINING, TORCH_INDEX,
+from rec11_book.notebooks import (FINGERPRINT, GLUE_RECORD, GLUE_ROLE, QUIET_TRAINING, TORCH_INDEX,
                                   executed_notebooks, without_self_checks)
 
 # one worker of make test's two makes the fresh venv once
@@ -137,7 +137,7 @@ def test_the_install_cell_names_the_commit_the_site_was_built_from(build_dir, ro
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
     for rel, path in downloads(build_dir).items():
         install = code_cells(nbformat.read(path, as_version=4))[0].source
-        assert f"@{head}\"" in install, f"{rel}: the install cell does not pin rec11 at {head}"
+        assert f"@{head}#subdirectory=src\"" in install, f"{rel}: the install cell does not pin rec11 at {head}"
         assert TORCH_INDEX in install, rel
 
 
@@ -163,105 +163,126 @@ def as_a_student_left_it(nb) -> None:
                                               "check.attention(attention)"))
 
 
-def test_downloads_run_top_to_bottom_in_a_fresh_kernel(build_dir, built_book, root, monkeypatch):
-    """Every download, as a student runs it: "Run All", in a fresh kernel. The exercises'
-    one with a starter fixed first: nothing hidden stops the run or replaces their code."""
-    monkeypatch.setenv("REC11_SEED", str(built_book["seed"]))  # the build's models, not new ones
-    monkeypatch.delenv(QUIET_TRAINING, raising=False)  # a model trained here says so
-    for rel, path in downloads(build_dir).items():
-        nb = nbformat.read(path, as_version=4)
-        edited = rel == Path("book/exercises.md")
-        if edited:
-            as_a_student_left_it(nb)
-        # From the page's own folder, as the page ran, with the models from the cache.
-        client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                                resources={"metadata": {"path": str((root / rel).parent)}})
-        client.execute()
-        errors = [o for c in code_cells(nb) if "raises-exception" not in c.metadata.get("tags", [])
-                  for o in c.outputs if o.output_type == "error"]
-        assert not errors, f"{rel}: {errors[0].ename}: {errors[0].evalue}"
-        trained = [o.text for c in code_cells(nb) for o in c.outputs
-                   if o.output_type == "stream" and "on this computer's CPU, once" in o.text]
-        assert not trained, f"{rel}: retrained a model the build had trained (a cache key differs?): {trained[0]}"
-        if edited:
-            last = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
-                           for o in nb.cells[-1].outputs)
-            assert "the student" in last and "Right" in last, \
-                f"{rel}: after Run All the student's attention was replaced or not right: {last[:300]}"
-
-
-# A page that trains a model, whose notebook the fresh-venv test runs.
+# A page that trains a model: the student's venv is filled by its install cell.
 TRAINED_PAGE = Path("book/diffusion.md")
-
-
-@pytest.fixture(scope="module")
-def fresh_venv(tmp_path_factory, root) -> Path:
-    """A virtual environment with Python 3.11 and a kernel, as a notebook tool gives it:
-    nothing of the book. Returns its folder. The install cell is what fills it."""
-    where = tmp_path_factory.mktemp("fresh")
-    venv = where / "venv"
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)], check=True)
-    kernel = re.search(r"^ipykernel==\S+", (root / "requirements.txt").read_text(), re.M)[0]
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", kernel], check=True)
-    subprocess.run([str(venv / "bin" / "python"), "-m", "ipykernel", "install", "--prefix", str(where / "jupyter"),
-                    "--name", "fresh"], check=True, capture_output=True)
-    return where
+# What a student's environment must not hold: the book's build, its tools, and what they need.
+BUILD_ONLY = ("rec11_book", "rec11_tools", "sphinx", "myst_nb", "jupyter_book")
 
 
 def outputs_text(nb) -> str:
     return "".join(o.get("text", "") for c in code_cells(nb) for o in c.outputs if o.output_type == "stream")
 
 
-def test_a_trained_page_runs_in_a_fresh_venv_through_its_install_cell(build_dir, fresh_venv, root, monkeypatch):
-    # No network here: the install cell's two downloads, rec11 from GitHub and torch from
-    # PyTorch's index, come from a wheel of this checkout and the machine's own index.
-    wheels, checkout = fresh_venv / "wheels", fresh_venv / "checkout"
+def run_in(nb, kernel: str, folder: Path, timeout: int = 900):
+    """``nb`` run top to bottom ("Run All") in a new kernel of ``kernel``, from ``folder``;
+    fails on an error in any cell not tagged raises-exception. Returns the run notebook."""
+    ran = nbformat.from_dict(json.loads(json.dumps(nb)))
+    NotebookClient(ran, timeout=timeout, kernel_name=kernel, resources={"metadata": {"path": str(folder)}}).execute()
+    errors = [o for c in code_cells(ran) if "raises-exception" not in c.metadata.get("tags", [])
+              for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"{nb.metadata.get('rec11_page', folder)}: {errors[0].ename}: {errors[0].evalue}"
+    return ran
+
+
+@pytest.fixture(scope="module")
+def student_venv(build_dir, tmp_path_factory, root):
+    """A virtual environment as a notebook tool gives it (Python 3.11 and a kernel, nothing of
+    the book), filled by a download's install cell, as a student's first "Run All" fills it.
+
+    No network here: the install cell's two downloads, rec11 from GitHub and torch from
+    PyTorch's index, come from a wheel of this checkout's src/ (the course package's project)
+    and the machine's own index. Returns the folder, the kernel's name, the python, the
+    reader's home and the first run's printed text.
+    """
+    where = tmp_path_factory.mktemp("student")
+    venv, python = where / "venv", where / "venv" / "bin" / "python"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)], check=True)
+    kernel = re.search(r"^ipykernel==\S+", (root / "requirements.txt").read_text(), re.M)[0]
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", kernel], check=True)
+    subprocess.run([str(python), "-m", "ipykernel", "install", "--prefix", str(where / "jupyter"),
+                    "--name", "student"], check=True, capture_output=True)
     # setuptools builds in the project's folder (build/, *.egg-info): build from a copy
-    checkout.mkdir()
-    shutil.copy(root / "pyproject.toml", checkout / "pyproject.toml")
-    shutil.copytree(root / "src", checkout / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    checkout, wheels = where / "checkout", where / "wheels"
+    shutil.copytree(root / "src", checkout, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "rec11_*"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(checkout)],
                    check=True)
     wheel = next(wheels.glob("rec11-*.whl"))
-    path = downloads(build_dir)[TRAINED_PAGE]
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.read(downloads(build_dir)[TRAINED_PAGE], as_version=4)
     install = nb.cells[0]
-    github = re.search(r'"rec11 @ git\+https://github\.com/[^"]+"', install.source)
+    github = re.search(r'"rec11 @ git\+https://github\.com/[^"]+#subdirectory=src"', install.source)
     assert github and f'"--extra-index-url", "{TORCH_INDEX}",' in install.source, install.source
     install.source = (install.source.replace(github[0], f'"rec11 @ {wheel.as_uri()}"')
                       .replace(f'"--extra-index-url", "{TORCH_INDEX}",', ""))
-    home, folder = fresh_venv / "home", fresh_venv / "notebook"
+    home, folder = where / "home", where / "notebook"
     folder.mkdir()
     home.mkdir()
-    monkeypatch.setenv("HOME", str(home))  # an empty model cache: ~/.cache/rec11
-    monkeypatch.setenv("JUPYTER_PATH", str(fresh_venv / "jupyter" / "share" / "jupyter"))
-    for name in ("REC11_CACHE_DIR", "REC11_QUIET_TRAINING", "PYTHONPATH", "VIRTUAL_ENV"):
-        monkeypatch.delenv(name, raising=False)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HOME", str(home))  # an empty model cache: ~/.cache/rec11
+        env.setenv("JUPYTER_PATH", str(where / "jupyter" / "share" / "jupyter"))
+        for name in ("REC11_CACHE_DIR", "REC11_QUIET_TRAINING", "PYTHONPATH", "VIRTUAL_ENV"):
+            env.delenv(name, raising=False)
+        first = outputs_text(run_in(nb, "student", folder))
+    return {"where": where, "python": python, "home": home, "folder": folder, "nb": nb, "first": first}
 
-    def run() -> str:
-        ran = nbformat.from_dict(json.loads(json.dumps(nb)))
-        NotebookClient(ran, timeout=900, kernel_name="fresh", resources={"metadata": {"path": str(folder)}}).execute()
-        errors = [o for c in code_cells(ran) if "raises-exception" not in c.metadata.get("tags", [])
-                  for o in c.outputs if o.output_type == "error"]
-        assert not errors, f"{TRAINED_PAGE}: {errors[0].ename}: {errors[0].evalue}"
-        return outputs_text(ran)
 
-    first = run()
+def test_a_trained_page_runs_in_a_fresh_venv_through_its_install_cell(student_venv, monkeypatch):
+    first = student_venv["first"]
     assert "Installing rec11" in first, first[:2000]
     assert re.search(r"Training \S+ on this computer's CPU", first) and re.search(r"Trained \S+ in \d+ s", first), \
         f"{TRAINED_PAGE}: no cell said that it trains a model: {first[:2000]!r}"
-    where = subprocess.run([str(fresh_venv / "venv" / "bin" / "python"), "-c", "import rec11; print(rec11.__file__)"],
+    where = subprocess.run([str(student_venv["python"]), "-c", "import rec11; print(rec11.__file__)"],
                            capture_output=True, text=True, check=True).stdout
-    assert str(fresh_venv / "venv") in where, f"rec11 was not installed into the fresh venv: {where}"
+    assert str(student_venv["where"] / "venv") in where, f"rec11 was not installed into the fresh venv: {where}"
+    home = student_venv["home"]
     assert list((home / ".cache" / "rec11").glob("*.pt")), "no model in the reader's cache"
-    second = run()  # now the environment has everything and the models are cached
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("JUPYTER_PATH", str(student_venv["where"] / "jupyter" / "share" / "jupyter"))
+    for name in ("REC11_CACHE_DIR", "REC11_QUIET_TRAINING", "PYTHONPATH", "VIRTUAL_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    second = outputs_text(run_in(student_venv["nb"], "student", student_venv["folder"]))
     assert "Installing" not in second and "Training" not in second, second[:2000]
+
+
+def test_the_install_cell_installs_the_course_package_alone(student_venv):
+    """What a student's install holds: rec11, never the book's build or tools."""
+    found = subprocess.run(
+        [str(student_venv["python"]), "-c",
+         "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n)))" % (BUILD_ONLY,)],
+        capture_output=True, text=True, check=True).stdout.split()
+    assert not found, f"a student's install of rec11 holds {found}: they belong to the book's build"
+
+
+def test_downloads_run_top_to_bottom_in_a_student_venv(build_dir, built_book, student_venv, root, monkeypatch):
+    """Every download, as a student runs it: "Run All", in a fresh kernel of an environment
+    holding rec11 and nothing of the book's build. The exercises' one with a starter fixed
+    first: nothing hidden stops the run or replaces their code."""
+    monkeypatch.setenv("REC11_SEED", str(built_book["seed"]))  # the build's models, not new ones
+    monkeypatch.setenv("JUPYTER_PATH", str(student_venv["where"] / "jupyter" / "share" / "jupyter"))
+    for name in (QUIET_TRAINING, "REC11_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV"):
+        monkeypatch.delenv(name, raising=False)  # a model trained here says so
+    for rel, path in downloads(build_dir).items():
+        nb = nbformat.read(path, as_version=4)
+        nb.metadata["rec11_page"] = str(rel)
+        edited = rel == Path("book/exercises.md")
+        if edited:
+            as_a_student_left_it(nb)
+        # From the page's own folder, as the page ran, with the models from the book's cache.
+        ran = run_in(nb, "student", (root / rel).parent, timeout=600)
+        assert "Installing" not in outputs_text(ran), f"{rel}: the install cell installed again"
+        trained = [o.text for c in code_cells(ran) for o in c.outputs
+                   if o.output_type == "stream" and "on this computer's CPU, once" in o.text]
+        assert not trained, f"{rel}: retrained a model the build had trained (a cache key differs?): {trained[0]}"
+        if edited:
+            last = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+                           for o in ran.cells[-1].outputs)
+            assert "the student" in last and "Right" in last, \
+                f"{rel}: after Run All the student's attention was replaced or not right: {last[:300]}"
 
 
 def test_each_page_with_a_download_opens_it_in_colab(build_dir, root):
     import yaml
 
-    from rec11.book.notebooks import COLAB, NOTEBOOKS_BRANCH
+    from rec11_book.notebooks import COLAB, NOTEBOOKS_BRANCH
 
     repository = yaml.safe_load((root / "_config.yml").read_text())["repository"]["url"]
     org_repo = repository.rstrip("/").split("github.com/", 1)[1]

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { checkConnection, probeWebsocket } from "../../src/rec11/book/static/livecode/connection.js";
+import { checkConnection, probeWebsocket } from "../../src/rec11_book/static/livecode/connection.js";
 import { FakeKernel, fakeNetwork } from "./fakes.mjs";
 
 const SETTINGS = { wsUrl: "ws://127.0.0.1:8888", token: "a b", appendToken: true };

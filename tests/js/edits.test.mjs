@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { EDITS_KEY } from "../../src/rec11/book/static/livecode/config.js";
-import { editStore, hash } from "../../src/rec11/book/static/livecode/edits.js";
+import { EDITS_KEY } from "../../src/rec11_book/static/livecode/config.js";
+import { editStore, hash } from "../../src/rec11_book/static/livecode/edits.js";
 import { FakeStorage, fakeHub, livePage, until } from "./fakes.mjs";
 
 const PAGE = "/book/attention.html";

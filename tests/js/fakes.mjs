@@ -4,9 +4,9 @@
  * happened, so a test can say what the reader would have seen.
  */
 
-import { createMachine } from "../../src/rec11/book/static/livecode/state.js";
-import { createLiveCode } from "../../src/rec11/book/static/livecode/session.js";
-import { editStore } from "../../src/rec11/book/static/livecode/edits.js";
+import { createMachine } from "../../src/rec11_book/static/livecode/state.js";
+import { createLiveCode } from "../../src/rec11_book/static/livecode/session.js";
+import { editStore } from "../../src/rec11_book/static/livecode/edits.js";
 
 // Let every pending promise and setImmediate run.
 export const tick = () => new Promise((resolve) => setImmediate(resolve));

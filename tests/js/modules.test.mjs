@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import test from "node:test";
 
-const DIR = new URL("../../src/rec11/book/static/livecode/", import.meta.url);
+const DIR = new URL("../../src/rec11_book/static/livecode/", import.meta.url);
 
 test("every module loads, with every name it imports", async () => {
   const modules = readdirSync(DIR).filter((f) => f.endsWith(".js") && f !== "main.js");

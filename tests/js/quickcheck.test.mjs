@@ -6,7 +6,7 @@ import { createRequire } from "node:module";
 import test from "node:test";
 
 const require = createRequire(import.meta.url);
-const { accepts } = require("../../src/rec11/book/static/rec11-quickcheck.js");
+const { accepts } = require("../../src/rec11_book/static/rec11-quickcheck.js");
 
 test("a shape, however it is typed", () => {
   for (const typed of ["(2, 3, 5, 4)", "[2 3 5 4]", "2 3 5 4", "2x3x5x4", "2 × 3 × 5 × 4", "(2,3,5,4,)",

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { createRunOrder } from "../../src/rec11/book/static/livecode/run-order.js";
+import { createRunOrder } from "../../src/rec11_book/static/livecode/run-order.js";
 import { fakeNetwork, fakeThebe, tick } from "./fakes.mjs";
 
 function setup(sources, { connected = true } = {}) {

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { askToken, hubClient, kernelSource } from "../../src/rec11/book/static/livecode/server.js";
+import { askToken, hubClient, kernelSource } from "../../src/rec11_book/static/livecode/server.js";
 import { FakeStorage, SERVER_CONFIG, fakeClock, fakeHub } from "./fakes.mjs";
 
 function env(hub, answers = []) {

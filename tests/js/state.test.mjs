@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { TRANSITIONS, createMachine } from "../../src/rec11/book/static/livecode/state.js";
+import { TRANSITIONS, createMachine } from "../../src/rec11_book/static/livecode/state.js";
 
 const STATES = ["idle", "loading", "starting", "ready", "lost", "stopped", "failed"];
 

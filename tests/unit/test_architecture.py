@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Sphinx's events, in the order one HTML build emits them.
 EVENTS = ["config-inited", "builder-inited", "env-get-outdated", "env-purge-doc", "env-before-read-docs",
           "source-read", "doctree-read", "env-merge-info", "env-updated", "env-check-consistency",
-          "doctree-resolved", "html-page-context", "build-finished"]
+          "doctree-resolved", "html-page-context", "build-finished",
+          # the book's own: notebooks emits it during build-finished, for each download
+          "rec11-agenda-markdown"]
 
 
 class Recorder:
@@ -27,7 +29,7 @@ class Recorder:
         self.listeners.append((event, priority, len(self.listeners), callback))
 
     def setup_extension(self, name):
-        if name.startswith("rec11.") and name not in self.loaded:  # Sphinx loads each once
+        if name.startswith("rec11_book.") and name not in self.loaded:  # Sphinx loads each once
             self.loaded.append(name)
             importlib.import_module(name).setup(self)
 
@@ -44,7 +46,7 @@ def registered() -> list[tuple[str, str, int]]:
     assert not unknown, f"add {unknown} to EVENTS, where Sphinx emits it"
     rows = []
     for event, priority, _, callback in sorted(app.listeners, key=lambda r: (EVENTS.index(r[0]), r[1], r[2])):
-        name = f"{callback.__module__.removeprefix('rec11.book.')}.{callback.__qualname__}"
+        name = f"{callback.__module__.removeprefix('rec11_book.')}.{callback.__qualname__}"
         row = (event, name.replace(".<locals>", ""), priority)
         if row not in rows:  # keep_per_page's three, registered once per record
             rows.append(row)
@@ -54,7 +56,7 @@ def registered() -> list[tuple[str, str, int]]:
 def mapped() -> list[tuple[str, str, int]]:
     table = (ROOT / "docs" / "architecture.md").read_text()
     return [(event, handler, int(priority)) for event, handler, priority in
-            re.findall(r"^\| ([a-z-]+) \| ([\w.]+) \| (\d+) \|", table, re.M)]
+            re.findall(r"^\| ([a-z0-9-]+) \| ([\w.]+) \| (\d+) \|", table, re.M)]
 
 
 def test_every_registered_handler_is_in_the_map_in_the_order_it_runs():
@@ -81,12 +83,12 @@ def imports(path: Path) -> set[str]:
 
 def test_the_floors_import_only_downwards():
     """The course code imports no machinery, and the build no measuring tool."""
-    package = ROOT / "src" / "rec11"
-    course = list(package.glob("*.py"))
-    build = list((package / "book").glob("*.py"))
-    upward = {f"{p.relative_to(package.parent)} imports {name}" for p in course for name in imports(p)
-              if name.startswith(("rec11.book", "rec11_tools"))}
-    upward |= {f"{p.relative_to(package.parent)} imports {name}" for p in build for name in imports(p)
+    src = ROOT / "src"
+    course = list((src / "rec11").glob("*.py"))
+    build = list((src / "rec11_book").glob("*.py"))
+    upward = {f"{p.relative_to(src)} imports {name}" for p in course for name in imports(p)
+              if name.startswith(("rec11_book", "rec11_tools"))}
+    upward |= {f"{p.relative_to(src)} imports {name}" for p in build for name in imports(p)
                if name.startswith("rec11_tools")}
     assert not upward, sorted(upward)
     assert len(course) > 10 and len(build) > 10  # the globs found the floors
@@ -95,10 +97,10 @@ def test_the_floors_import_only_downwards():
 def build_imports() -> dict[str, tuple[set[str], list[str]]]:
     """{module: (the build modules it imports, the private names it imports from them)}."""
     found = {}
-    for path in sorted((ROOT / "src" / "rec11" / "book").glob("*.py")):
+    for path in sorted((ROOT / "src" / "rec11_book").glob("*.py")):
         if path.stem != "__init__":
-            names = [n.split(".") for n in imports(path) if n.startswith("rec11.book.")]
-            found[path.stem] = ({parts[2] for parts in names},
+            names = [n.split(".") for n in imports(path) if n.startswith("rec11_book.")]
+            found[path.stem] = ({parts[1] for parts in names},
                                 [".".join(parts) for parts in names if parts[-1].startswith("_")])
     return found
 
@@ -117,6 +119,24 @@ def test_the_build_modules_import_what_the_map_says():
         return any(d == target or (d not in seen and reaches(d, target, (*seen, d))) for d in listed.get(start, ()))
 
     assert not [m for m in listed if reaches(m, m)], "modules import each other in a circle"
+
+
+# What runs the build (a command, or a step of one): it may import extensions.
+COMMANDS = {"build", "preexecute", "preview"}
+
+
+def test_extensions_import_no_other_extension():
+    """An extension imports Sphinx and the shared modules, never another extension: what
+    one needs from another comes through Sphinx (an event, ``setup_extension``)."""
+    loaded = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["extra_extensions"]
+    extensions = {name.removeprefix("rec11_book.") for name in loaded if name.startswith("rec11_book.")}
+    assert len(extensions) > 15, extensions
+    actual = build_imports()
+    crossing = {m: sorted(deps & extensions) for m, (deps, _) in actual.items() if m in extensions and deps & extensions}
+    assert not crossing, f"extensions importing extensions (move the shared part to a shared module): {crossing}"
+    shared = set(actual) - extensions - COMMANDS
+    upward = {m: sorted(deps - shared) for m in shared for deps in [actual[m][0]] if deps - shared}
+    assert not upward, f"shared modules importing an extension or a command: {upward}"
 
 
 def _package_text(package: str, suffixes=(".py",)) -> str:

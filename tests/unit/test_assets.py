@@ -1,15 +1,15 @@
-"""The site's pinned npm files (rec11.book.assets): a missing package fails the build by name."""
+"""The site's pinned npm files (rec11_book.files): a missing package fails the build by name."""
 
 from __future__ import annotations
 
 import pytest
 from sphinx.errors import ExtensionError
 
-from rec11.book import assets
+from rec11_book import files
 
 
 def test_a_missing_npm_package_is_named(tmp_path, monkeypatch):
-    monkeypatch.setattr(assets, "PACKAGE_ROOT", tmp_path)
+    monkeypatch.setattr(files, "PACKAGE_ROOT", tmp_path)
     monkeypatch.delenv("REC11_NODE_MODULES", raising=False)
     with pytest.raises(ExtensionError, match=r"npm package 'thebe' is missing.*npm ci"):
-        assets.find_package("thebe", tmp_path / "book")
+        files.find_package("thebe", tmp_path / "book")

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rec11.book import build
+from rec11_book import build
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,6 +18,13 @@ def test_a_copied_checkout_is_refused_with_the_fix(tmp_path, capsys):
     assert problem and str(tmp_path / "src" / "rec11") in problem and "rm -rf .venv" in problem
     assert build.main(["--book", str(tmp_path)]) == 1  # before it trains or runs anything
     assert capsys.readouterr().err.strip().endswith("Fix: rm -rf .venv, then make build again.")
+
+
+def test_another_checkouts_build_package_is_refused_too(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'rec11-book'\n")
+    (tmp_path / "src" / "rec11_book").mkdir(parents=True)
+    problem = build.foreign_package(tmp_path)
+    assert problem and "run rec11_book from" in problem and str(tmp_path / "src" / "rec11_book") in problem
 
 
 def test_a_book_without_a_package_of_its_own_uses_the_installed_one(tmp_path):
@@ -48,7 +55,7 @@ def test_a_build_removes_handout_pdfs_older_than_its_pages(tmp_path):
 def test_the_preview_says_what_to_use_where_it_cannot_fork(monkeypatch, capsys):
     import multiprocessing
 
-    from rec11.book import preview
+    from rec11_book import preview
 
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert preview.main(["--book", str(ROOT)]) == 2

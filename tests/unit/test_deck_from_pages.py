@@ -1,6 +1,10 @@
-"""How rec11.book.slides reads a written page into slides."""
+"""How rec11_book.slides reads a written page into slides."""
 
-from rec11.book.slides import deck_uri, page_slides, slide_id
+from rec11.notes import Note
+from rec11_book.pages import deck_uri, slide_id
+from rec11_book.slides import page_slides
+
+NOTES = (Note("First", 5, "attention", "book/page", 30), Note("Second", 2, "close", "book/page", 40))
 
 PAGE = """<html><body><article>
 <h1 id="top">Page<a class="headerlink" href="#top">#</a></h1>
@@ -27,7 +31,7 @@ PAGE = """<html><body><article>
 
 
 def test_each_note_closes_a_slide_of_what_was_marked_before_it():
-    first, second = page_slides("book/page", PAGE, [("First", 5, "attention"), ("Second", 2, "close")])
+    first, second = page_slides("book/page", PAGE, NOTES)
     assert (first.title, first.minutes, second.title) == ("First", 5, "Second")
     assert [str(e) for e in first.content][1] == '<div class="cell_input"><pre>x = 1</pre></div>'
     assert "Prose that stays" not in "".join(map(str, first.content))
@@ -36,7 +40,7 @@ def test_each_note_closes_a_slide_of_what_was_marked_before_it():
 
 
 def test_copies_point_at_the_same_files_from_the_deck_and_repeat_no_ids():
-    first, _ = page_slides("book/further/page", PAGE, [("First", 5, "attention"), ("Second", 2, "close")])
+    first, _ = page_slides("book/further/page", PAGE, NOTES)
     point, figure = first.content[0], first.figures[0]
     assert point.a["href"] == "../book/further/other.html#x" and not point.get("id")
     assert figure.img["src"] == "../book/_images/f.png" and figure.img["alt"] == "A line that rises."
@@ -68,7 +72,7 @@ EXPLORABLE = """<html><body><article>
 
 
 def test_an_explorable_figure_is_its_default_frame_on_a_slide():
-    (slide,) = page_slides("book/page", EXPLORABLE, [("First", 5, "attention")])
+    (slide,) = page_slides("book/page", EXPLORABLE, NOTES[:1])
     (figure,) = slide.figures
     assert [img["src"] for img in figure.find_all("img")] == ["../_images/b.png"]
     assert figure.img["alt"] == "Frame two." and "A figure to explore." in figure.get_text()

@@ -2,7 +2,7 @@
 
 import re
 
-from rec11.book.pages import toc_pages
+from rec11.chapter import toc_pages
 
 NUMBERS = {"two": 2, "five": 5, "seven": 7}
 

@@ -1,4 +1,4 @@
-"""The course facts' relations (rec11.book.facts): a new term's dates that make a sentence false."""
+"""The course facts' relations (rec11_book.facts): a new term's dates that make a sentence false."""
 
 import datetime
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rec11.book import facts
+from rec11_book import facts
 ROOT = Path(__file__).resolve().parents[2]
 
 FACTS = {"week": 11, "review_week": 12, "a5_due": "Tue 11/24", "recess_start": "Wed 11/25",

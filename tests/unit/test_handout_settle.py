@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from rec11.book import handout
+from rec11_book import handout
 
 
 @dataclass(frozen=True)

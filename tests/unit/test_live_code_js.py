@@ -1,6 +1,6 @@
 """Live Code's JavaScript, unit-tested under Node: ``node --test tests/js/``.
 
-The modules in ``src/rec11/book/static/livecode/`` take the browser's fetch, timers,
+The modules in ``src/rec11_book/static/livecode/`` take the browser's fetch, timers,
 websockets and storage as arguments, so the tests in ``tests/js`` run them against
 fakes of a JupyterHub, Thebe and its kernels (``tests/js/fakes.mjs``), in seconds,
 without a browser. The browser tests run the same modules against a real server and
@@ -35,9 +35,9 @@ def test_live_code_modules_pass_their_node_tests():
 def test_the_import_map_gives_every_module_but_the_entry_a_checksum():
     """A page loads ``main.js?v=...`` (Sphinx's checksum); the modules it imports get theirs
     from the page's import map, so a browser never mixes a new module with an old one."""
-    from rec11.book.livecode import ENTRY, MODULES, import_map
+    from rec11_book.livecode import ENTRY, MODULES, import_map
 
-    folder = ROOT / "src" / "rec11" / "book" / "static" / MODULES
+    folder = ROOT / "src" / "rec11_book" / "static" / MODULES
     modules = sorted(p.name for p in folder.glob("*.js") if p.name != ENTRY)
     for depth, prefix in ((0, "./"), (1, "../"), (2, "../../")):
         imports = import_map(lambda path, resource, up="../" * depth: up + path)["imports"]

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from rec11.book.notebooks import FINGERPRINT, GlueValues, colab_url, for_download, install_cell, pins, site_url
-from rec11.book.plainmd import Context, paste_glue
+from rec11_book.notebooks import FINGERPRINT, GlueValues, colab_url, for_download, install_cell, pins, site_url
+from rec11_book.plainmd import Context, paste_glue
 
 
 def glued(value):
@@ -87,7 +87,7 @@ def test_the_install_cell_pins_what_the_package_needs_at_the_versions_built_with
     assert all(p in requirements for p in packages), "the build does not run with requirements.txt's pins"
     cell = install_cell("https://github.com/o/r", "0123456789abcdef", packages, trains=True)
     compile(cell, "install", "exec")
-    assert '"rec11 @ git+https://github.com/o/r@0123456789abcdef"' in cell
+    assert '"rec11 @ git+https://github.com/o/r@0123456789abcdef#subdirectory=src"' in cell
     assert "https://download.pytorch.org/whl/cpu" in cell and "train small models" in cell
     assert "train small models" not in install_cell("https://github.com/o/r", "abc", packages, trains=False)
 
@@ -105,8 +105,8 @@ def test_links_to_the_published_book_and_to_colab():
 def test_a_worked_answers_code_is_collapsed_in_the_download():
     import nbformat
 
-    from rec11.book.notebooks import for_download
-    from rec11.book.plainmd import Context
+    from rec11_book.notebooks import for_download
+    from rec11_book.plainmd import Context
 
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("::::{exercise}\n:label: ex-a\n\nQ.\n::::\n\n```{solution-start} ex-a\n```\n"),
@@ -123,7 +123,7 @@ def test_a_worked_answers_code_is_collapsed_in_the_download():
 def test_the_pages_own_checks_stay_out_of_the_download():
     """A reader who fixes a starter, or changes a temperature, and runs all must not meet the
     page's asserts about its own sentences, nor read the names of an exercise's mistakes."""
-    from rec11.book.notebooks import without_self_checks
+    from rec11_book.notebooks import without_self_checks
 
     cell = ("verdict = check.attention(attention)\n"
             "assert 'wrong axis' in verdict.text, \"exercises.md: names the bug\"\n"

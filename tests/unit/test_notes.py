@@ -2,8 +2,8 @@
 
 import pytest
 
-from rec11.book import notes
-from rec11.book.pages import load_substitutions, toc_pages
+from rec11 import notes
+from rec11.chapter import load_substitutions, toc_pages
 
 NOTE = """\
 :::{{instructor-note}}

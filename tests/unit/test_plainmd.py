@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from rec11.book.plainmd import Context, convert
+from rec11_book.plainmd import Context, convert
 
 SITE = "https://example.github.io/book/"
 

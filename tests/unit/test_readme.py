@@ -27,7 +27,7 @@ def tracked() -> set[str]:
 
 def named(path: str, known: set[str]) -> bool:
     """A path as docs write it: from the root, or the tail of a longer one (`build.py` in a
-    paragraph about `src/rec11/book/`)."""
+    paragraph about `src/rec11_book/`)."""
     path = path.rstrip("/") + ("/" if path.endswith("/") else "")
     options = {path, path + "/"} if not path.endswith("/") else {path}
     return bool(options & known) or any(k.endswith("/" + o) for k in known for o in options)

@@ -11,8 +11,8 @@ def test_imports_are_found_absolute_relative_and_through_from():
     assert sources.imported_modules(code) == {"rec11.attention", "rec11", "rec11.style", "rec11.cache", "rec11.cache.x"}
     assert sources.imported_modules("from .attention import attention", "rec11.gpt") == {"rec11.attention",
                                                                                       "rec11.attention.attention"}
-    assert sources.imported_modules("from . import notes", "rec11.book", is_package=True) == {"rec11.book",
-                                                                                           "rec11.book.notes"}
+    assert sources.imported_modules("from . import notes", "rec11.plan", is_package=True) == {"rec11.plan",
+                                                                                           "rec11.plan.notes"}
 
 
 def test_the_closure_follows_imports_between_modules(tmp_path):
@@ -58,9 +58,9 @@ def test_an_imported_attribute_is_not_mistaken_for_a_module():
 def test_the_book_machinery_starts_without_torch():
     """Every build and preview loads the Sphinx extensions; torch is not theirs to load.
     (Nor any other module of the book's machinery: each one is imported here.)"""
-    code = ("import importlib, pkgutil, sys, rec11.book; "
-            "[importlib.import_module(m.name) for m in pkgutil.iter_modules(rec11.book.__path__, 'rec11.book.')]; "
-            "rec11.book.preview.warm_up(__import__('pathlib').Path('.')); "
+    code = ("import importlib, pkgutil, sys, rec11_book; "
+            "[importlib.import_module(m.name) for m in pkgutil.iter_modules(rec11_book.__path__, 'rec11_book.')]; "
+            "rec11_book.preview.warm_up(__import__('pathlib').Path('.')); "
             "sys.exit('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0, "a Sphinx extension imports torch"
 

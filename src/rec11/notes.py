@@ -1,0 +1,95 @@
+"""Instructor notes: the one markup, read once, by the session plan page and the build alike.
+
+A note is written in a page as
+
+    :::{instructor-note}
+    :slide: Tokens are a matrix
+    :minutes: 5
+    :block: attention
+
+    What to say, what to ask the room ...
+    :::
+
+:func:`notes_in` is the one parser of that markup. The session plan page calls
+:func:`collect` in its kernel; the build reads each page's notes with
+:func:`notes_in` too (``rec11_book.facts``), and its directive, the deck, the
+budget check and the handout take their slide, minutes and block from that one
+result. Standard library and PyYAML only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rec11.chapter import toc_pages
+
+BLOCKS = ("attention", "generation", "generative", "close")
+_NOTE = re.compile(r"^(?P<fence>:{3,})\{instructor-note\}[^\n]*\n(?P<body>.*?)^(?P=fence)\s*$", re.M | re.S)
+_OPTION = re.compile(r"^:(\w+):\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class Note:
+    slide: str
+    minutes: float
+    block: str
+    page: str  # docname, e.g. "book/attention"
+    line: int  # the page line of the note's opening fence
+
+
+def parse_options(lines: list[str]) -> dict[str, str]:
+    """The ``:key: value`` lines at the top of a note body."""
+    options = {}
+    for line in lines:
+        match = _OPTION.match(line.strip())
+        if not match:
+            break
+        options[match[1]] = match[2].strip()
+    return options
+
+
+def validate(options: dict[str, str], where: str) -> tuple[str, float, str]:
+    """(slide, minutes, block) from a note's options, or a ValueError naming ``where``."""
+    missing = {"slide", "minutes", "block"} - options.keys()
+    if missing:
+        raise ValueError(f"{where}: instructor-note is missing :{', :'.join(sorted(missing))}:")
+    try:
+        minutes = float(options["minutes"])
+    except ValueError:
+        raise ValueError(f"{where}: instructor-note :minutes: must be a number, got {options['minutes']!r}") from None
+    if options["block"] not in BLOCKS:
+        raise ValueError(f"{where}: instructor-note :block: must be one of {BLOCKS}, got {options['block']!r}")
+    return options["slide"], minutes, options["block"]
+
+
+def notes_in(text: str, page: str) -> list[Note]:
+    """The notes of one page's MyST text, in order; a malformed one raises a ValueError
+    naming ``<page>.md`` and its line."""
+    found = []
+    for match in _NOTE.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        options = parse_options(match["body"].splitlines())
+        found.append(Note(*validate(options, f"{page}.md:{line}"), page=page, line=line))
+    return found
+
+
+def collect(root: Path) -> list[Note]:
+    """Every instructor note in the book, in reading order."""
+    notes = []
+    for page in toc_pages(root):
+        notes.extend(notes_in((root / f"{page}.md").read_text(), page))
+    return notes
+
+
+def budget(substitutions: dict) -> dict[str, float]:
+    """The stated minutes per block, from the ``budget_<block>`` course facts."""
+    return {block: float(substitutions[f"budget_{block}"]) for block in BLOCKS}
+
+
+def compare(notes: list[Note], stated: dict[str, float]) -> dict[str, tuple[float, float]]:
+    """{block: (minutes in the notes, minutes in the budget)}, plus a "total" row."""
+    rows = {b: (sum(n.minutes for n in notes if n.block == b), stated[b]) for b in BLOCKS}
+    rows["total"] = (sum(r[0] for r in rows.values()), sum(r[1] for r in rows.values()))
+    return rows

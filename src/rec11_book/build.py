@@ -1,0 +1,301 @@
+"""Build the book strictly, then export its figures.
+
+    python -m rec11_book.build [--book DIR] [--out DIR] [--figures DIR]
+
+First trains every model the pages will ask for, two at a time on two cores
+(``rec11.models``, one training thread each), then runs the pages the execution cache
+lacks, two at a time, into that cache (``rec11_book.preexecute``). Then runs
+``jupyter-book build`` with warnings as errors (``-W``), nitpicky references
+(``-n``) and ``--keep-going`` so that one run lists every problem, each with its
+file and line. Execution errors stop the build too (``nb_execution_raise_on_error``
+in ``_config.yml``). Afterwards every named figure is written to the figures folder
+as SVG and PNG, and a one-line summary says how many pages executed and how many
+came from the cache. A model trained while the pages ran (one that ``rec11.models``
+does not list) is named, so it can be added there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rec11_book import executions, preexecute
+from rec11_book.pagefacts import page_modules
+from rec11_book.notebooks import QUIET_TRAINING, executed_notebooks
+from rec11.chapter import load_substitutions
+from rec11_book.pages import FAILED_PAGES
+from rec11.models import MODULES
+
+
+def jupyter_book() -> list[str]:
+    """Jupyter Book's command line, started without its slow optional imports (rec11_book.quickstart)."""
+    return [sys.executable, "-m", "rec11_book.quickstart"]
+
+
+def model_modules(book: Path) -> list[str]:
+    """The ``rec11`` model modules the book's pages import: whose models to train first."""
+    imported = set()
+    for page in (book / "book").rglob("*.md") if (book / "book").is_dir() else ():
+        imported |= page_modules(page.read_text())
+    return [m for m in MODULES if m in imported]
+
+
+def train_models(book: Path) -> int:
+    """Train the pages' models side by side (``python -m rec11.models``) before the pages run."""
+    modules = model_modules(book)
+    if not modules:
+        return 0
+    env = {**os.environ, "REC11_QUIET_TRAINING": "1"}
+    return subprocess.run([sys.executable, "-m", "rec11.models", "--modules", *modules], cwd=book,
+                          env=env).returncode
+
+
+# Lines a build prints that tell a reader nothing: a kernel's note on its local ports,
+# Jupyter Book copying its own sources over themselves, and Sphinx's invitation to report
+# a bug for what is a page's error (rec11's own summary names the page and line).
+NOISE = re.compile(r"Kernel is running over TCP without encryption|will overwrite data|"
+                   r"Please also report this if it was a user error|A bug report can be filed|"
+                   r"github\.com/sphinx-doc/sphinx/issues")
+
+
+def build(book: Path, out: Path, extra: tuple[str, ...] = (), training_log: Path | None = None) -> tuple[int, str]:
+    """Run the strict build; return (exit code, everything it printed but ``NOISE``)."""
+    cmd = [*jupyter_book(), "build", str(book), "--path-output", str(out), "-W", "-n", "--keep-going", *extra]
+    env = {**os.environ, **({"REC11_TRAINING_LOG": str(training_log)} if training_log else {})}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines = []
+    for line in proc.stdout:  # stream, so a long build shows progress
+        if NOISE.search(line):
+            continue
+        sys.stdout.write(line)
+        lines.append(line)
+    return proc.wait(), "".join(lines)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+FAILED_CELL = re.compile(
+    r"^(?P<path>\S+?\.md): WARNING: Executing notebook failed.*?"
+    r"executing the following cell:\n-{18}\n(?P<source>.*?)\n-{18}\n(?P<trace>.*?)(?=^\S+Error: /|\Z)",
+    re.M | re.S,
+)
+
+
+WARNING_LINE = re.compile(r"^(?:(?P<where>\S+?(?::\d+)?): )?(?:WARNING|ERROR): (?P<message>.*?)(?: \[[\w.]+\])?$",
+                          re.M)
+
+
+def warnings(log: str) -> list[str]:
+    """``file:line: message`` for each Sphinx warning or error the build printed, once each, in
+    order (a cell's failure is left to ``failed_cells``, which finds its line in the page)."""
+    found = []
+    for match in WARNING_LINE.finditer(ANSI.sub("", log)):
+        if match["message"].startswith("Executing notebook failed"):
+            continue
+        text = f"{match['where']}: {match['message']}" if match["where"] else match["message"]
+        if text not in found:
+            found.append(text)
+    return found
+
+
+def pages_named(problems: list[str], book: Path) -> set[str]:
+    """The docnames of the pages ``file:line: message`` problems name (for the next build to
+    read again)."""
+    names = set()
+    for problem in problems:
+        path = Path(problem.split(":", 1)[0]).resolve()
+        if path.suffix == ".md" and path.is_relative_to(book):
+            names.add(path.relative_to(book).with_suffix("").as_posix())
+    return names
+
+
+def failed_cells(log: str) -> list[str]:
+    """``file:line: error`` for each cell that raised, with the line of the page it is on.
+
+    nbclient reports the failing cell's source and the line within the cell; this
+    finds that cell in the markdown page, so the message points at the page's line.
+    """
+    messages = []
+    for match in FAILED_CELL.finditer(ANSI.sub("", log)):
+        path, source, trace = Path(match["path"]), match["source"], match["trace"]
+        errors = re.findall(r"^(\w+(?:Error|Exception|Interrupt)\b.*)$", trace, re.M)
+        in_cell = re.search(r"line (\d+)", trace)
+        line = "?"
+        if path.is_file() and source.strip():
+            text = path.read_text()
+            at = text.find(source.strip())  # the whole cell: a first line alone may repeat
+            at = at if at >= 0 else text.find(source.strip().splitlines()[0])
+            if at >= 0:
+                line = text.count("\n", 0, at) + (int(in_cell[1]) if in_cell else 1)
+        messages.append(f"{path}:{line}: a code cell raised {errors[-1] if errors else 'an error'}")
+    return messages
+
+
+class FigureError(ValueError):
+    pass
+
+
+def _line_in_page(page: Path, source: str) -> str:
+    text = page.read_text() if page.is_file() else ""
+    at = text.find(source.strip()) if source.strip() else -1
+    return str(text.count("\n", 0, at) + 1) if at >= 0 else "?"
+
+
+def export_figures(build: Path, figures: Path, book: Path) -> list[Path]:
+    """Write each named figure of the executed notebooks to ``figures/NAME.{svg,png}``.
+
+    A figure needs ``mystnb: figure: name:`` for a stable file name, and an SVG
+    output (``rec11.style.setup_page()`` turns it on); without either it is an error
+    that names the page and line. Files of figures that no longer exist are removed,
+    so the folder always matches the book.
+    """
+    written, seen = [], {}
+    for relative, nb in executed_notebooks(build):
+        page = book / relative
+        for cell in nb.cells:
+            images = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+            if cell["cell_type"] != "code" or not images:
+                continue
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            where = f"{page}:{_line_in_page(page, source)}"
+            name = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("name")
+            if not name:
+                raise FigureError(f"{where}: this code cell draws a figure without `mystnb: figure: name:`")
+            if name in seen:
+                raise FigureError(f"{where}: figure name {name!r} is already used at {seen[name]}")
+            data = images[-1]["data"]
+            if "image/svg+xml" not in data:
+                raise FigureError(f"{where}: figure {name!r} has no SVG output; call rec11.style.setup_page() first")
+            seen[name] = where
+            figures.mkdir(parents=True, exist_ok=True)
+            png, svg = figures / f"{name}.png", figures / f"{name}.svg"
+            png.write_bytes(base64.b64decode(data["image/png"]))
+            svg_text = data["image/svg+xml"]
+            svg.write_text("".join(svg_text) if isinstance(svg_text, list) else svg_text)
+            written += [png, svg]
+    keep = {p.name for p in written}
+    for old in figures.glob("*"):
+        if old.name not in keep and old.suffix in {".png", ".svg"}:
+            old.unlink()
+    return written
+
+
+def remove_stale_handouts(book: Path, html: Path) -> list[Path]:
+    """Delete the handout PDFs (``make handout``'s) that are older than a page the build wrote,
+    so that ``_build/html`` never offers a PDF of pages that have changed since."""
+    name = str(load_substitutions(book).get("handout", ""))
+    if not name.endswith(".pdf") or not html.is_dir():
+        return []
+    pdfs = [p for p in (html / name, html / f"{name[:-4]}-instructor.pdf") if p.is_file()]
+    newest = max((p.stat().st_mtime for p in (html / "book").rglob("*.html")), default=0)  # the pages
+    stale = [p for p in pdfs if p.stat().st_mtime < newest]
+    for pdf in stale:
+        pdf.unlink()
+    return stale
+
+
+def foreign_package(book: Path) -> str | None:
+    """Why this build would run another checkout's code, or None.
+
+    In a checkout (``pyproject.toml`` and ``src/`` beside the pages), ``rec11`` and
+    ``rec11_book`` must be imported from that ``src/``. A ``.venv`` copied or moved from
+    another checkout keeps editable installs that point back there, and would build the
+    pages with that code.
+    """
+    import rec11
+    import rec11_book
+
+    if not (book / "pyproject.toml").is_file():
+        return None
+    for package in (rec11, rec11_book):
+        local = (book / "src" / package.__name__).resolve()
+        imported = Path(package.__file__).resolve().parent
+        if local.is_dir() and imported != local:
+            return (f"rec11: this build would run {package.__name__} from {imported}, not from this"
+                    f" checkout's {local} (the .venv was made in another folder). Fix: rm -rf .venv,"
+                    " then make build again.")
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--book", type=Path, default=Path("."), help="folder with _config.yml and _toc.yml")
+    parser.add_argument("--out", type=Path, default=None, help="build output root (default: the book folder)")
+    parser.add_argument("--figures", type=Path, default=None, help="figure export folder (default: BOOK/figures)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="pages run side by side before the build (default: 2, or 1 on one core)")
+    args = parser.parse_args(argv)
+    problem = foreign_package(args.book.resolve())
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    out = args.out or args.book
+    start = time.perf_counter()
+    if train_models(args.book) != 0:
+        print("rec11: training the pages' models FAILED (python -m rec11.models); see above", file=sys.stderr)
+        return 1
+    training_log = out / "_build" / "models-trained-by-pages.jsonl"
+    training_log.unlink(missing_ok=True)
+    training_log.parent.mkdir(parents=True, exist_ok=True)
+    # the pages' kernels inherit both, before the build as in it (rec11_book.notebooks)
+    os.environ["REC11_TRAINING_LOG"] = str(training_log)
+    os.environ.setdefault(QUIET_TRAINING, "1")
+    ahead_log: list[str] = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        ahead_log.append(line)
+
+    doctrees = out / "_build" / ".doctrees"
+    executions.forget(doctrees)
+    ahead = preexecute.run(args.book.resolve(), out.resolve(), jobs=args.jobs, log=say)
+    code, log = build(args.book, out, training_log=training_log)
+    log = "\n".join(ahead_log) + "\n" + log
+    # the pages run before Sphinx, as docnames; Sphinx then found them in the cache
+    executions.add_ahead(doctrees, [Path(name).with_suffix("").as_posix() for name in ahead["ran"]])
+    if training_log.is_file():
+        names = [json.loads(line)["name"] for line in training_log.read_text().splitlines()]
+        print(f"rec11: {len(names)} model(s) trained one at a time while the pages ran ({', '.join(names)}):"
+              " list them in rec11.models.book_models to train them side by side first")
+    summary = executions.summary(doctrees)
+    seconds = time.perf_counter() - start
+    print(
+        f"\nrec11: {len(summary['executed'])} page(s) executed {summary['executed']} "
+        f"({len(ahead['ran'])} of them side by side before the build), "
+        f"{len(summary['cached'])} from the cache; {seconds:.1f} s"
+    )
+    failed = doctrees / FAILED_PAGES
+    if code != 0:
+        problems = failed_cells(log) + warnings(log)
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text("\n".join(sorted(pages_named(problems, args.book.resolve()))) + "\n")
+        for message in problems:
+            print(f"rec11: {message}", file=sys.stderr)
+        reports = out / "_build" / "html" / "reports"
+        if reports.is_dir():
+            print(f"rec11: the execution reports are in {reports}", file=sys.stderr)
+        first = problems[0] if problems else f"exit {code}; see the output above"
+        more = f" ({len(problems) - 1} more above)" if len(problems) > 1 else ""
+        print(f"rec11: the build FAILED{more}: {first}", file=sys.stderr)  # the last line: where, and the fix
+        return code
+    failed.unlink(missing_ok=True)
+    try:
+        written = export_figures(out / "_build", args.figures or args.book / "figures", args.book)
+    except FigureError as err:
+        print(f"rec11: the build FAILED: {err}", file=sys.stderr)
+        return 1
+    print(f"rec11: exported {len(written)} figure files to {args.figures or args.book / 'figures'}")
+    stale = remove_stale_handouts(args.book, out / "_build" / "html")
+    if stale:
+        print(f"rec11: removed {', '.join(p.name for p in stale)}, older than the pages; make handout prints them again")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,387 @@
+"""The notebooks readers download: each page as it ran, with its outputs.
+
+The theme's download menu offers ``_sources/<page>.ipynb``, a copy of the notebook
+myst-nb writes to ``jupyter_execute/``. For a page taken from jupyter-cache that
+notebook has no outputs at all (myst-nb merges the cached outputs into a copy it
+renders, after writing the file). So, once the build has finished, this extension
+writes every download again:
+
+* the outputs come from the jupyter-cache record that matches the page, which is
+  exactly what the page rendered (``executed_notebooks``; the figure export reads
+  the same);
+* the build's own bookkeeping goes: the dependency-fingerprint cell that
+  ``rec11_book.fingerprints`` appends, the glue records (outputs only the book's text
+  reads), myst-nb's source map;
+* each figure keeps one image format, PNG: JupyterLab shows it whether or not the
+  notebook is trusted, and it is the lighter one;
+* the markdown is plain Markdown that reads as the page does in any notebook tool
+  (``rec11_book.plainmd``): glued numbers and course facts filled in, links to the
+  published pages, no MyST markup and no instructor notes;
+* a cell the page hides or removes keeps its code, collapsed (the notebook must still
+  run top to bottom);
+* a first cell installs the course package where it is missing (Colab, a fresh
+  virtual environment): ``rec11`` at the commit the site was built from, its
+  dependencies at the versions the build ran with, and torch's CPU build. It installs nothing where
+  ``rec11`` is already importable (Binder, the course hub, a clone).
+
+A cell that cannot be converted fails the build with the page and its line. The
+deploy publishes the downloads to the ``notebooks`` branch, which the pages' "Colab"
+launch link opens.
+
+Sphinx-side: imports no torch and no model code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import ast
+
+import nbformat
+from rec11_book import plainmd
+from rec11_book.pagefacts import uses_trained_models
+from rec11_book.pages import AGENDA_MARKDOWN
+from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
+from rec11_book.plainmd import GLUE_ROLE, paste_glue
+from rec11.explore import MIME as EXPLORABLE
+
+GLUE_RECORD = "application/papermill.record/"
+BUILD_METADATA = ("source_map", "jupytext")  # myst-nb's line map; the .md pairing
+TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+COLAB = "https://colab.research.google.com/github"
+NOTEBOOKS_BRANCH = "notebooks"  # where the deploy publishes the downloads
+REMOVED = {"remove-cell", "remove-input"}  # code the page never shows
+HIDDEN_SOURCE = REMOVED | {"hide-cell", "hide-input"}
+HIDDEN_OUTPUT = {"remove-output", "hide-output"}
+# What rec11.cache reads to keep its training messages off the pages: they are for
+# readers running a download, and a page shows the same outputs however warm the cache.
+QUIET_TRAINING = "REC11_QUIET_TRAINING"
+
+
+def executed_notebooks(build: Path):
+    """(page path relative to the book, notebook with outputs) for every executed page.
+
+    ``build`` is the ``_build`` folder. A page with no matching cache record (a
+    build with execution off) is yielded as myst-nb wrote it.
+    """
+    from jupyter_cache import get_cache
+
+    cache_path = build / ".jupyter_cache"
+    cache = get_cache(cache_path) if cache_path.is_dir() else None
+    executed = build / "jupyter_execute"
+    for nb_path in sorted(executed.rglob("*.ipynb")):
+        nb = nbformat.read(nb_path, as_version=4)
+        if cache is not None:
+            try:
+                _, nb = cache.merge_match_into_notebook(nb)
+            except KeyError:
+                pass
+        yield nb_path.relative_to(executed).with_suffix(".md"), nb
+
+
+class GlueValues:
+    """Glued values of every page, read from myst-nb's ``<page>.glue.json`` files.
+
+    A key is ``name`` (the page's own) or ``path/page.md::name`` (another page's,
+    its path relative to this page's folder, as myst-nb reads it).
+    """
+
+    def __init__(self, executed: Path, page: Path):
+        self.executed, self.page, self.pages = executed, page, {}
+
+    def _page(self, page: Path) -> dict:
+        if page not in self.pages:
+            path = (self.executed / page).with_suffix(".glue.json")
+            self.pages[page] = json.loads(path.read_text()) if path.is_file() else {}
+        return self.pages[page]
+
+    def __call__(self, key: str) -> dict:
+        page, _, name = key.rpartition("::")
+        glued = self._page(self.page.parent / page if page else self.page)
+        return glued.get(name, {}).get("data", {})
+
+
+class DownloadError(Exception):
+    """Markup a download cannot carry: each message starts with the page's file and line."""
+
+
+class _SelfChecks(ast.NodeTransformer):
+    """Takes the page's own checks out of a cell it removes: ``assert``s, ``claim(...)`` and
+    ``glue(...)`` calls. They check the page as it was built; in a reader's copy they would
+    stop "Run All" after the reader's first edit, name the mistakes an exercise asks for,
+    and read values the reader may have changed (glued values are already in the text)."""
+
+    CALLS = {"claim", "glue"}
+
+    def visit_Assert(self, node):
+        return None
+
+    def visit_Expr(self, node):
+        call = node.value
+        if isinstance(call, ast.Call) and getattr(call.func, "id", getattr(call.func, "attr", "")) in self.CALLS:
+            return None
+        return node
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        if getattr(node, "body", None) == []:  # a loop or branch whose every line was a check
+            node.body = [ast.Pass()]
+        return node
+
+
+def without_self_checks(source: str) -> str:
+    """``source`` without the page's own checks; "" if nothing else is left."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    tree = _SelfChecks().visit(tree)
+    if all(isinstance(node, ast.Pass) or (isinstance(node, (ast.For, ast.While, ast.If, ast.With))
+                                          and all(isinstance(n, ast.Pass) for n in node.body))
+           for node in tree.body):
+        return ""
+    return ast.unparse(tree)
+
+
+def for_download(nb, context: plainmd.Context | None = None, install: str | None = None,
+                 page: list[str] = ()):
+    """A copy of an executed page's notebook, fit to hand to a reader.
+
+    ``context`` converts the markdown (default: a page with no links or glue);
+    ``install``, if given, is the source of a first code cell; ``page`` is the lines of
+    the page's file, for the line numbers of problems.
+    """
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))  # a deep copy
+    context = context or plainmd.Context(docname="page", site="")
+    starts = nb.metadata.get("source_map") or []
+    kept = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and cell.source.startswith(FINGERPRINT):
+            continue
+        if cell.cell_type == "markdown":
+            # myst-nb maps a cell to the line where it starts; its text starts at the first non-blank one
+            first = starts[index] if index < len(starts) else 0
+            while first < len(page) and not page[first].strip():
+                first += 1
+            cell.source = plainmd.convert(cell.source, context, first + 1)
+            if cell.source.strip():
+                kept.append(cell)
+            continue
+        if cell.cell_type != "code":
+            kept.append(cell)
+            continue
+        tags = set(cell.metadata.get("tags", []))
+        if "remove-cell" in tags:  # the page's own checks: not the reader's to run
+            cell.source = without_self_checks(cell.source)
+            cell.outputs = []
+            if not cell.source.strip():
+                continue
+        if context.solution:
+            # a worked answer's code: kept to read, collapsed as on the page, but a raw
+            # cell, so that "Run All" does not define the answer over the reader's own
+            raw = nbformat.v4.new_raw_cell(cell.source, metadata={"jupyter": {"source_hidden": True}})
+            kept.append(raw)
+            continue
+        kept.append(cell)
+        if tags & HIDDEN_SOURCE:
+            cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+        if tags & HIDDEN_OUTPUT:
+            cell.metadata.setdefault("jupyter", {})["outputs_hidden"] = True
+        outputs = []
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if any(kind.startswith(GLUE_RECORD) for kind in data):
+                continue
+            data.pop(EXPLORABLE, None)  # a notebook shows the default frame's PNG
+            if "image/png" in data:
+                data.pop("image/svg+xml", None)
+            outputs.append(output)
+        cell.outputs = outputs
+    if install:
+        kept.insert(0, nbformat.v4.new_code_cell(install))
+    nb.cells = kept
+    for key in BUILD_METADATA:
+        nb.metadata.pop(key, None)
+    nb.nbformat_minor = max(nb.nbformat_minor, 5)  # 4.5: every cell has an id
+    for number, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{number}"
+    nbformat.validate(nb)
+    return nb
+
+
+def markdown_download(nb, context: plainmd.Context, source: Path) -> str:
+    """A page's ``.md`` download: plain Markdown that reads as the page does.
+
+    ``nb`` is the page's notebook download (its markdown already plain), or None for a
+    page without code. The code the page shows stays, as Python blocks; the install
+    cell and the cells the page removes go.
+    """
+    if nb is None:
+        text = source.read_text()
+        front = re.match(r"---\n.*?\n---\n", text, re.S)
+        first = text.count("\n", 0, front.end()) + 1 if front else 1
+        return plainmd.convert(text[front.end() if front else 0:], context, first) + "\n"
+    parts = []
+    for cell in nb.cells[1:]:  # after the install cell
+        if cell.cell_type == "markdown":
+            parts.append(cell.source)
+        elif cell.cell_type == "raw" or (cell.cell_type == "code"
+                                         and not set(cell.metadata.get("tags", [])) & REMOVED):
+            parts.append(f"```python\n{cell.source}\n```")  # raw: a worked answer's code
+    return "\n\n".join(parts) + "\n"
+
+
+def pins() -> list[str]:
+    """The course package's runtime dependencies, at the versions this build runs with
+    (``requirements.txt`` pins them for the book's own environment)."""
+    from importlib.metadata import PackageNotFoundError, metadata, requires, version
+
+    try:
+        needs = requires("rec11") or []
+    except PackageNotFoundError:
+        raise DownloadError("rec11 is not installed: the install cell pins its dependencies") from None
+    names = [re.split(r"[<>=!~ \[;]", dep, maxsplit=1)[0] for dep in needs if "extra ==" not in dep]
+    return [f"{metadata(name)['Name']}=={version(name)}" for name in names]
+
+
+def built_commit(root: Path, branch: str) -> str:
+    """The commit the site is built from: git's HEAD, GitHub's GITHUB_SHA, else the branch."""
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return os.environ.get("GITHUB_SHA") or branch
+
+
+def install_cell(repository: str, commit: str, packages: list[str], trains: bool) -> str:
+    """The first cell of a download: install ``rec11`` and its pins where it is missing."""
+    # the course package alone: its project is src/ (the repository's root is the book's build)
+    course = f"rec11 @ git+{repository}@{commit}#subdirectory=src"
+    requirements = ",\n".join(f'        "{r}"' for r in [course, *packages])
+    lines = [
+        "# Run this cell first. Where the course package rec11 is missing (Colab, a fresh",
+        f"# virtual environment) it installs rec11 as this book was built (commit {commit[:7]}),",
+        "# with the versions the book was built with and torch's CPU build (about 200 MB).",
+        "# On Binder, the course hub or in a clone of the book it installs nothing.",
+    ]
+    if trains:
+        lines += [
+            "# Some cells train small models on this computer's CPU the first time they run:",
+            "# such a cell says so, and how long it took. Later runs load the models from the",
+            "# model cache (~/.cache/rec11).",
+        ]
+    lines += [
+        "import importlib.util",
+        "import subprocess",
+        "import sys",
+        "",
+        'if importlib.util.find_spec("rec11") is None:',
+        '    print("Installing rec11, torch and what they need (once) ...", flush=True)',
+        "    subprocess.run([",
+        '        sys.executable, "-m", "pip", "install", "--quiet",',
+        f'        "--extra-index-url", "{TORCH_INDEX}",',
+        f"{requirements},",
+        "    ], check=True)",
+        "    importlib.invalidate_caches()  # so that the imports below find what was just installed",
+    ]
+    return "\n".join(lines)
+
+
+def site_url(config) -> str:
+    """The published book: ``html_baseurl`` if set, else GitHub Pages for the repository."""
+    if config.html_baseurl:
+        return config.html_baseurl.rstrip("/") + "/"
+    org, repo = _github(config)
+    return f"https://{org.lower()}.github.io/{repo}/"
+
+
+def _github(config) -> tuple[str, str]:
+    url = (config.html_theme_options.get("repository_url") or "").rstrip("/").removesuffix(".git")
+    if "github.com/" not in url:
+        raise DownloadError(f"_config.yml: repository.url must be a GitHub repository, got {url!r}")
+    org, _, repo = url.split("github.com/", 1)[1].partition("/")
+    return org, repo
+
+
+def colab_url(config, pagename: str) -> str:
+    """Colab's link to a page's download on the ``notebooks`` branch."""
+    org, repo = _github(config)
+    book = (config.html_theme_options.get("path_to_docs") or "").strip("/")
+    path = "/".join(p for p in (book, f"{pagename}.ipynb") if p)
+    return f"{COLAB}/{org}/{repo}/blob/{NOTEBOOKS_BRANCH}/{path}"
+
+
+def page_context(app, docname: str, glue, problems: list[str]) -> plainmd.Context:
+    labels = {name: (doc, anchor) for name, (doc, anchor, _) in
+              app.env.domaindata.get("std", {}).get("labels", {}).items()}
+    source = Path(app.env.doc2path(docname))
+    where = source.relative_to(Path(app.srcdir)).as_posix()
+    site = site_url(app.config)
+    return plainmd.Context(
+        docname=docname, site=site, labels=labels, facts=app.config.myst_substitutions,
+        glue=glue, agenda=lambda doc, slides: app.emit_firstresult(AGENDA_MARKDOWN, doc, slides, site),
+        handout=app.config.myst_substitutions.get("handout", ""), book=Path(app.srcdir),
+        warn=lambda line, message: problems.append(f"{where}:{line}: {message}"))
+
+
+def write_downloads(app) -> list[Path]:
+    """Rewrite each ``_sources/<page>.ipynb`` download the theme offers, and each
+    ``_sources/<page>.md`` as plain Markdown. Returns them."""
+    html = Path(app.outdir)
+    build = html.parent
+    root = Path(app.srcdir)
+    repository = (app.config.html_theme_options.get("repository_url") or "").rstrip("/")
+    commit = built_commit(root, app.config.html_theme_options.get("repository_branch") or "main")
+    packages = pins()
+    written, problems, notebooks = [], [], {}
+    executed = build / "jupyter_execute"
+    for relative, nb in executed_notebooks(build):
+        target = (html / "_sources" / relative).with_suffix(".ipynb")
+        if not target.is_file():  # the theme offers no download for this page
+            continue
+        docname = relative.with_suffix("").as_posix()
+        context = page_context(app, docname, GlueValues(executed, relative), problems)
+        install = install_cell(repository, commit, packages, uses_trained_models(app, docname))
+        lines = Path(app.env.doc2path(docname)).read_text().split("\n")
+        download = for_download(nb, context, install, lines)
+        nbformat.write(download, target)
+        written.append(target)
+        notebooks[docname] = download
+    for docname in sorted(app.env.found_docs):
+        source = Path(app.env.doc2path(docname))
+        target = html / "_sources" / f"{docname}{source.suffix}{app.config.html_sourcelink_suffix}"
+        if target.is_file() and source.suffix == ".md":
+            context = page_context(app, docname, GlueValues(executed, Path(f"{docname}.md")), problems)
+            target.write_text(markdown_download(notebooks.get(docname), context, source))
+            written.append(target)
+    if problems:
+        raise DownloadError("the notebook downloads:\n" + "\n".join(problems))
+    return written
+
+
+def on_build_finished(app, exception) -> None:
+    if exception is None and app.builder.format == "html":
+        write_downloads(app)
+
+
+def add_colab_link(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """A "Colab" entry in the theme's launch menu of every page with a download."""
+    if not context.get("ipynb_source"):
+        return
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "launch-buttons":
+            group["buttons"].insert(0, {
+                "type": "link", "text": "Colab", "tooltip": "Open this page's notebook in Colab",
+                "icon": None, "url": colab_url(app.config, pagename),
+                "label": "colab-button"})
+
+
+def setup(app) -> dict:
+    os.environ.setdefault(QUIET_TRAINING, "1")  # the kernels that execute the pages inherit it
+    app.connect("build-finished", on_build_finished)
+    app.connect("html-page-context", add_colab_link, priority=600)  # after the theme's launch menu
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

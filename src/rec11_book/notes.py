@@ -1,0 +1,106 @@
+"""Instructor notes in the book: the note box, and the session budget checked.
+
+The markup and its one parser are the course package's (``rec11.notes``): the
+session plan page reads the notes in its kernel with it. Here, each page's notes as
+that parser reads them (``pagefacts.notes``) are kept for the page
+(``env.rec11_notes``): the deck, the agenda and the budget check read that record.
+The ``{instructor-note}`` directive renders a note as a collapsed, visually distinct
+box, and reports a malformed one at its line (through the same ``validate``). The
+budget check warns when the notes' minutes and the budget in ``_config.yml``
+disagree by more than the stated slack.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from rec11.notes import budget, compare, validate
+from rec11_book.pagefacts import notes
+from rec11_book.pages import keep_per_page
+
+logger = logging.getLogger(__name__)
+
+
+# --- the note box, and the budget check --------------------------------------------------
+
+
+class InstructorNote(SphinxDirective):
+    """A speaker note with its slide, its minutes and its block of the budget."""
+
+    has_content = True
+    option_spec = {"slide": directives.unchanged_required, "minutes": directives.unchanged_required,
+                   "block": directives.unchanged_required}
+
+    def run(self):
+        where = f"{self.env.doc2path(self.env.docname)}:{self.lineno}"
+        try:
+            slide, minutes, _ = validate(self.options, where)
+        except ValueError as err:
+            raise self.error(str(err)) from None
+        if slide not in {note.slide for note in self.env.rec11_notes.get(self.env.docname, ())}:
+            raise self.error(f"{where}: this instructor note is not in the page's parsed notes: write it "
+                             "with a colon fence, `:::{instructor-note}` (the deck and the session plan "
+                             "read only that markup)")
+        box = nodes.admonition(classes=["instructor-note", "dropdown"])
+        box += nodes.title(text=f"Instructor notes · {minutes:g} min · {slide}")
+        self.state.nested_parse(self.content, self.content_offset, box)
+        self.set_source_info(box)
+        return [box]
+
+
+def record_notes(app: Sphinx, docname: str, source: list[str]) -> None:
+    """The page's notes, as ``rec11.notes`` parses them, kept for the page."""
+    if not str(app.env.doc2path(docname)).endswith(".md"):
+        return
+    try:
+        app.env.rec11_notes[docname] = notes(source[0], docname)
+    except ValueError:  # the directive reports it, at the note's line
+        app.env.rec11_notes[docname] = ()
+
+
+def check_budget(app: Sphinx, env) -> None:
+    subs = app.config.myst_substitutions
+    try:
+        stated = budget(subs)
+        slack = float(subs["budget_slack"])
+        length = float(subs["session_minutes"])
+    except KeyError as err:
+        logger.warning(f"_config.yml: course facts lack {err}; cannot check the session budget", type="rec11")
+        return
+    found = [note for page in env.rec11_notes.values() for note in page]
+    if not found:
+        return
+    rows = compare(found, stated)
+    # The blocks against their budgets, and all the notes against the session's length.
+    # (The budget's own sum is shown on the plan page but not checked: the speaker
+    # notes' "~42, ~10, ~26, 5" are approximate and add up to more than the session.)
+    rows["session"] = (rows.pop("total")[0], length)
+    config = Path(app.srcdir) / "_config.yml"
+    text = config.read_text().splitlines() if config.is_file() else []
+    for block, (in_notes, in_budget) in rows.items():
+        if abs(in_notes - in_budget) > slack:
+            key = "session_minutes" if block == "session" else f"budget_{block}"
+            line = next((i + 1 for i, ln in enumerate(text) if ln.strip().startswith(f"{key}:")), 0)
+            ours = sorted((n for n in found if block == "session" or n.block == block), key=lambda n: -n.minutes)
+            notes = ", ".join(f"{n.page} '{n.slide}' {n.minutes:g}" for n in ours[:4])
+            logger.warning(
+                f"{config}:{line}: session budget: the instructor notes give {in_notes:g} min for "
+                f"{block!r}, but {key} is {in_budget:g} (allowed difference: budget_slack = {slack:g});"
+                f" its longest notes: {notes}. Fix: change a note's :minutes: or {key}",
+                type="rec11",
+                subtype="budget",
+            )
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_directive("instructor-note", InstructorNote)
+    keep_per_page(app, "rec11_notes")  # docname -> (rec11.notes.Note, ...)
+    app.connect("source-read", record_notes)
+    app.connect("env-check-consistency", check_budget)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

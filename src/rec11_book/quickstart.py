@@ -1,0 +1,97 @@
+"""Start a build without the two waits that have nothing to do with the book.
+
+A prose edit rebuilds one page in well under a second; before this module, the build
+spent most of its 8-12 s getting started (profiled with cProfile and ``-X importtime``):
+
+1. **An import that compiles 39 grammars.** Jupyter Book imports ``jsonschema`` for its
+   ``_config.yml`` schema, and ``jsonschema`` imports the optional ``rfc3987_syntax``
+   package when it is installed, which builds 39 Lark parsers at import: about 2 s,
+   every build. It only serves the ``iri`` formats of a *format checker*, and Jupyter
+   Book validates without one, so ``python -m rec11_book.quickstart`` (Jupyter Book's
+   own command line, otherwise unchanged) runs with that import made to fail, as if the
+   package were not installed. ``rec11_book.build`` and the preview start this way.
+2. **A walk through node_modules and .venv.** ``sphinx-external-toc`` (with
+   ``only_build_toc_files``) globs ``**/*.md``, ``**/*.ipynb`` ... through the whole
+   book folder, ``node_modules`` and ``.venv`` included (tens of thousands of entries,
+   about 0.9 s), to exclude every file the toc does not list. As a Sphinx extension,
+   this module makes that walk skip folders that ``exclude_patterns`` already
+   excludes: files in them are dropped either way, so the result is the same.
+
+Neither imports torch or any model code.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob as _glob
+import os
+import sys
+from pathlib import Path
+
+SLOW_IMPORTS = ("rfc3987_syntax",)
+
+
+def block_slow_imports() -> None:
+    for name in SLOW_IMPORTS:
+        sys.modules.setdefault(name, None)  # `import name` now raises ImportError
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``jupyter-book ARGS``, started without the slow imports."""
+    block_slow_imports()
+    from jupyter_book.cli.main import main as jupyter_book
+
+    sys.argv = ["jupyter-book", *(sys.argv[1:] if argv is None else argv)]
+    try:
+        jupyter_book()
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    return 0
+
+
+# --- the Sphinx extension: the toc's file walk skips excluded folders -------------------------
+
+
+class _PrunedGlob:
+    """Stands in for the ``glob`` module inside ``sphinx_external_toc.events``."""
+
+    def __init__(self, srcdir: str, exclude_patterns: list[str]):
+        from sphinx.util.matching import Matcher
+
+        self.srcdir = Path(srcdir).resolve()
+        self._excluded = Matcher(exclude_patterns)  # the same test the toc applies afterwards
+
+    def __getattr__(self, name):
+        return getattr(_glob, name)
+
+    def iglob(self, pathname, *, recursive=False, **kwargs):
+        head, sep, suffix_pattern = str(pathname).partition(os.sep + "**" + os.sep)
+        if not (recursive and sep and Path(head).resolve() == self.srcdir and os.sep not in suffix_pattern):
+            yield from _glob.iglob(pathname, recursive=recursive, **kwargs)
+            return
+        for folder, dirs, files in os.walk(self.srcdir):
+            relative = os.path.relpath(folder, self.srcdir)
+            relative = "" if relative == "." else relative.replace(os.sep, "/")
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                             and not self._excluded(f"{relative}/{d}".lstrip("/")))
+            for name in sorted(files):
+                if not name.startswith(".") and fnmatch.fnmatch(name, suffix_pattern):
+                    yield os.path.join(folder, name)
+
+
+def prune_toc_walk(app, config) -> None:
+    try:
+        from sphinx_external_toc import events
+    except ImportError:
+        return
+    if getattr(events, "glob", None) is _glob:
+        events.glob = _PrunedGlob(app.srcdir, list(config.exclude_patterns))
+
+
+def setup(app) -> dict:
+    app.connect("config-inited", prune_toc_walk, priority=100)  # before sphinx-external-toc (900)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
