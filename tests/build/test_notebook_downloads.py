@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -190,9 +189,9 @@ def student_venv(build_dir, tmp_path_factory, root):
     the book), filled by a download's install cell, as a student's first "Run All" fills it.
 
     No network here: the install cell's two downloads, rec11 from GitHub and torch from
-    PyTorch's index, come from a wheel of this checkout's src/ (the course package's project)
-    and the machine's own index. Returns the folder, the kernel's name, the python, the
-    reader's home and the first run's printed text.
+    PyTorch's index, come from this checkout's git repository (the same commit and
+    ``#subdirectory=src``, the course package's project) and the machine's own index.
+    Returns the folder, the python, the reader's home and the first run's printed text.
     """
     where = tmp_path_factory.mktemp("student")
     venv, python = where / "venv", where / "venv" / "bin" / "python"
@@ -201,17 +200,12 @@ def student_venv(build_dir, tmp_path_factory, root):
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", kernel], check=True)
     subprocess.run([str(python), "-m", "ipykernel", "install", "--prefix", str(where / "jupyter"),
                     "--name", "student"], check=True, capture_output=True)
-    # setuptools builds in the project's folder (build/, *.egg-info): build from a copy
-    checkout, wheels = where / "checkout", where / "wheels"
-    shutil.copytree(root / "src", checkout, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "rec11_*"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(checkout)],
-                   check=True)
-    wheel = next(wheels.glob("rec11-*.whl"))
     nb = nbformat.read(downloads(build_dir)[TRAINED_PAGE], as_version=4)
     install = nb.cells[0]
-    github = re.search(r'"rec11 @ git\+https://github\.com/[^"]+#subdirectory=src"', install.source)
+    github = re.search(r'"rec11 @ git\+(https://github\.com/[^"@]+)@[0-9a-f]+#subdirectory=src"', install.source)
     assert github and f'"--extra-index-url", "{TORCH_INDEX}",' in install.source, install.source
-    install.source = (install.source.replace(github[0], f'"rec11 @ {wheel.as_uri()}"')
+    # the same line, with this checkout's repository for GitHub's: pip clones it at the commit
+    install.source = (install.source.replace(github[1], root.as_uri())
                       .replace(f'"--extra-index-url", "{TORCH_INDEX}",', ""))
     home, folder = where / "home", where / "notebook"
     folder.mkdir()
