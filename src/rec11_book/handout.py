@@ -70,6 +70,7 @@ SITE = "http://handout.rec11/"
 PRINT_PAGE = "handout.html"
 FIGURES = "_figures/"  # where the print page finds figures/NAME.svg
 SETTLE_SECONDS = 180  # the longest a loaded machine has needed is well under a minute
+PRINT_TRIES = 3  # prints of an edition before its contents' page numbers are said not to hold
 MARGIN = {"top": "15mm", "bottom": "18mm", "left": "14mm", "right": "14mm"}  # the footer sits in the bottom one
 
 # Added to the site's own CSS (rec11.css already prints a page as a handout).
@@ -333,37 +334,58 @@ def load(browser, page_html: str, html: Path, figures: Path):
 
 
 def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, paper: str, instructor: bool) -> int:
-    """Print one edition to ``out``, with page numbers in its contents; return its sheets."""
+    """Print one edition to ``out``, with page numbers in its contents; return its sheets.
+
+    A draft print finds the page each entry starts on; the final print fills those numbers
+    into the contents. On a loaded machine the two prints have laid out differently (a late
+    font or image), so the final one is checked, and the edition printed again from a new
+    tab, up to ``PRINT_TRIES`` times, before it fails with what moved.
+    """
     page_html, entries = compose(book, html, figures, instructor)
-    tab = load(browser, page_html, html, figures)
     options = dict(format=paper, print_background=True, display_header_footer=True, margin=MARGIN,
                    header_template="<span></span>", footer_template=footer(load_substitutions(book), instructor))
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            draft = Path(tmp) / "draft.pdf"
-            tab.pdf(path=draft, **options)  # bookmarks and tags change no layout: the final print adds them
-            text = sheets(draft)
-        numbers = []
-        for i, entry in enumerate(entries):
-            found = [n for n, sheet in enumerate(text, 1) if f"@@{i}@@" in sheet]
-            if not found:
-                raise HandoutError(f"the title of {entry.docname} ({entry.title!r}) is not in the printed draft")
-            numbers.append(found[0])
-        tab.evaluate("""(numbers) => {
-            document.querySelectorAll('.handout-mark').forEach(mark => mark.remove());
-            document.querySelectorAll('.handout-number').forEach(
-                span => { span.textContent = numbers[+span.dataset.entry]; });
-        }""", numbers)
-        # bookmarks from the headings; tags let a screen reader follow the text
-        tab.pdf(path=out, outline=True, tagged=True, **options)
-    finally:
-        tab.close()
-    final = sheets(out)
+    for attempt in range(1, PRINT_TRIES + 1):
+        tab = load(browser, page_html, html, figures)
+        try:
+            numbers = draft_numbers(tab, entries, options)
+            tab.evaluate("""(numbers) => {
+                document.querySelectorAll('.handout-mark').forEach(mark => mark.remove());
+                document.querySelectorAll('.handout-number').forEach(
+                    span => { span.textContent = numbers[+span.dataset.entry]; });
+            }""", numbers)
+            # bookmarks from the headings; tags let a screen reader follow the text
+            tab.pdf(path=out, outline=True, tagged=True, **options)
+        finally:
+            tab.close()
+        final = sheets(out)
+        moved = moved_entries(entries, numbers, final)
+        if not moved:
+            return len(final)
+        print(f"rec11: {out.name}: the final print laid out differently from the draft ({moved[0]});"
+              f" printing it again ({attempt} of {PRINT_TRIES} tries)", file=sys.stderr)
+    raise HandoutError(f"{out}: the contents' page numbers did not hold in {PRINT_TRIES} prints: {moved[:3]}")
+
+
+def draft_numbers(tab, entries: list[Entry], options: dict) -> list[int]:
+    """The sheet each entry's title is on, in a draft print of the tab (its marks say where)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        draft = Path(tmp) / "draft.pdf"
+        tab.pdf(path=draft, **options)  # bookmarks and tags change no layout: the final print adds them
+        text = sheets(draft)
+    numbers = []
+    for i, entry in enumerate(entries):
+        found = [n for n, sheet in enumerate(text, 1) if f"@@{i}@@" in sheet]
+        if not found:
+            raise HandoutError(f"the title of {entry.docname} ({entry.title!r}) is not in the printed draft")
+        numbers.append(found[0])
+    return numbers
+
+
+def moved_entries(entries: list[Entry], numbers: list[int], final: list[str]) -> list[str]:
+    """The entries whose titles are not on the sheet the contents give them."""
     flat = [re.sub(r"\s+", "", sheet) for sheet in final]
-    for entry, number in zip(entries, numbers):
-        if re.sub(r"\s+", "", entry.title) not in flat[number - 1]:
-            raise HandoutError(f"{out}: the contents put {entry.title!r} on page {number}, but it moved")
-    return len(final)
+    return [f"{entry.title!r} is not on page {number} of {len(final)}" for entry, number in zip(entries, numbers)
+            if number > len(flat) or re.sub(r"\s+", "", entry.title) not in flat[number - 1]]
 
 
 def make(book: Path, html: Path, figures: Path, paper: str = "Letter") -> dict[Path, tuple[int, float]]:

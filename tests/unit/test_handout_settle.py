@@ -57,3 +57,13 @@ def test_settle_names_the_request_that_never_came_back(monkeypatch):
 def test_settle_reports_a_crashed_tab():
     with pytest.raises(handout.HandoutError, match="crashed"):
         handout.settle(Tab(), set(), [True])
+
+
+def test_a_final_print_that_moved_a_title_is_caught_not_an_index_error():
+    """The contents' page numbers come from a draft print; a final print that laid out
+    differently (shorter, or a title on another sheet) is named, so the edition is printed again."""
+    entries = [handout.Entry("book/a", None, False, "Attention maps"), handout.Entry("book/b", None, False, "Diffusion")]
+    final = ["Contents", "Attention\nmaps and more", "Diffusion, step by step"]
+    assert handout.moved_entries(entries, [2, 3], final) == []
+    assert handout.moved_entries(entries, [2, 4], final) == ["'Diffusion' is not on page 4 of 3"]
+    assert handout.moved_entries(entries, [3, 3], final) == ["'Attention maps' is not on page 3 of 3"]
