@@ -17,6 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 from rec11_book.notebooks import (FINGERPRINT, GLUE_RECORD, GLUE_ROLE, QUIET_TRAINING, TORCH_INDEX,
                                   executed_notebooks, without_self_checks)
@@ -205,17 +206,29 @@ def student_venv(build_dir, tmp_path_factory, root):
     github = re.search(r'"rec11 @ git\+(https://github\.com/[^"@]+)@[0-9a-f]+#subdirectory=src"', install.source)
     assert github and f'"--extra-index-url", "{TORCH_INDEX}",' in install.source, install.source
     # the same line, with this checkout's repository for GitHub's: pip clones it at the commit
-    install.source = (install.source.replace(github[1], root.as_uri())
+    # (file://localhost/..., since pip before 23.3 rejects a git+file:/// URL with no host)
+    install.source = (install.source.replace(github[1], f"file://localhost{root.as_posix()}")
                       .replace(f'"--extra-index-url", "{TORCH_INDEX}",', ""))
     home, folder = where / "home", where / "notebook"
     folder.mkdir()
     home.mkdir()
+    # The reader's home is empty, so git would refuse to clone a checkout another user owns
+    # ("detected dubious ownership", as on a CI machine whose clone is not the test's user's):
+    # GitHub, which this repository stands in for, has no owner to check.
+    (home / ".gitconfig").write_text("[safe]\n\tdirectory = *\n")
+    pip_log = where / "pip.log"  # the install cell's pip prints to the kernel, not the notebook
     with pytest.MonkeyPatch.context() as env:
         env.setenv("HOME", str(home))  # an empty model cache: ~/.cache/rec11
         env.setenv("JUPYTER_PATH", str(where / "jupyter" / "share" / "jupyter"))
-        for name in ("REC11_CACHE_DIR", "REC11_QUIET_TRAINING", "PYTHONPATH", "VIRTUAL_ENV"):
+        env.setenv("PIP_LOG", str(pip_log))
+        for name in ("REC11_CACHE_DIR", "REC11_QUIET_TRAINING", "PYTHONPATH", "VIRTUAL_ENV", "GIT_DIR"):
             env.delenv(name, raising=False)
-        first = outputs_text(run_in(nb, "student", folder))
+        try:
+            first = outputs_text(run_in(nb, "student", folder))
+        except CellExecutionError as error:
+            log = pip_log.read_text(errors="replace") if pip_log.exists() else "(pip wrote no log)"
+            raise AssertionError(f"{TRAINED_PAGE}'s download did not run in a fresh venv: {error.ename}; "
+                                 f"the end of pip's log:\n{log[-4000:]}") from error
     return {"where": where, "python": python, "home": home, "folder": folder, "nb": nb, "first": first}
 
 
