@@ -70,7 +70,7 @@ SITE = "http://handout.rec11/"
 PRINT_PAGE = "handout.html"
 FIGURES = "_figures/"  # where the print page finds figures/NAME.svg
 SETTLE_SECONDS = 180  # the longest a loaded machine has needed is well under a minute
-PRINT_TRIES = 3  # prints of an edition before its contents' page numbers are said not to hold
+PRINT_TRIES = 3  # prints of an edition before a wrong one is an error
 MARGIN = {"top": "15mm", "bottom": "18mm", "left": "14mm", "right": "14mm"}  # the footer sits in the bottom one
 
 # Added to the site's own CSS (rec11.css already prints a page as a handout).
@@ -338,8 +338,9 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
 
     A draft print finds the page each entry starts on; the final print fills those numbers
     into the contents. On a loaded machine the two prints have laid out differently (a late
-    font or image), so the final one is checked, and the edition printed again from a new
-    tab, up to ``PRINT_TRIES`` times, before it fails with what moved.
+    font or image), and a print has been read back cut short, so both are checked (every
+    sheet numbered "page n of N", every title on the page the contents give) and the edition
+    printed again from a new tab, up to ``PRINT_TRIES`` times, before it fails with what was wrong.
     """
     page_html, entries = compose(book, html, figures, instructor)
     options = dict(format=paper, print_background=True, display_header_footer=True, margin=MARGIN,
@@ -347,31 +348,46 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
     for attempt in range(1, PRINT_TRIES + 1):
         tab = load(browser, page_html, html, figures)
         try:
-            numbers = draft_numbers(tab, entries, options)
-            tab.evaluate("""(numbers) => {
-                document.querySelectorAll('.handout-mark').forEach(mark => mark.remove());
-                document.querySelectorAll('.handout-number').forEach(
-                    span => { span.textContent = numbers[+span.dataset.entry]; });
-            }""", numbers)
-            # bookmarks from the headings; tags let a screen reader follow the text
-            tab.pdf(path=out, outline=True, tagged=True, **options)
+            draft = draft_sheets(tab, options)
+            wrong = misnumbered_sheets(draft)
+            if not wrong:
+                numbers = draft_numbers(draft, entries)
+                tab.evaluate("""(numbers) => {
+                    document.querySelectorAll('.handout-mark').forEach(mark => mark.remove());
+                    document.querySelectorAll('.handout-number').forEach(
+                        span => { span.textContent = numbers[+span.dataset.entry]; });
+                }""", numbers)
+                # bookmarks from the headings; tags let a screen reader follow the text
+                tab.pdf(path=out, outline=True, tagged=True, **options)
         finally:
             tab.close()
-        final = sheets(out)
-        moved = moved_entries(entries, numbers, final)
-        if not moved:
-            return len(final)
-        print(f"rec11: {out.name}: the final print laid out differently from the draft ({moved[0]});"
-              f" printing it again ({attempt} of {PRINT_TRIES} tries)", file=sys.stderr)
-    raise HandoutError(f"{out}: the contents' page numbers did not hold in {PRINT_TRIES} prints: {moved[:3]}")
+        if not wrong:
+            final = sheets(out)
+            wrong = misnumbered_sheets(final) or moved_entries(entries, numbers, final)
+            if not wrong:
+                return len(final)
+        print(f"rec11: {out.name}: a print came out wrong ({wrong[0]}); printing it again"
+              f" ({attempt} of {PRINT_TRIES} tries)", file=sys.stderr)
+    raise HandoutError(f"{out}: {PRINT_TRIES} prints came out wrong, the last: {wrong[:3]}")
 
 
-def draft_numbers(tab, entries: list[Entry], options: dict) -> list[int]:
-    """The sheet each entry's title is on, in a draft print of the tab (its marks say where)."""
+def draft_sheets(tab, options: dict) -> list[str]:
+    """The text of each sheet of a draft print of the tab."""
     with tempfile.TemporaryDirectory() as tmp:
         draft = Path(tmp) / "draft.pdf"
         tab.pdf(path=draft, **options)  # bookmarks and tags change no layout: the final print adds them
-        text = sheets(draft)
+        return sheets(draft)
+
+
+def misnumbered_sheets(text: list[str]) -> list[str]:
+    """The sheets whose footer does not read "page n of N", N the sheets read back: a PDF
+    cut short (CI once read an edition whose last sheet said "page 82 of 128")."""
+    return [f"sheet {n} of {len(text)} is not numbered 'page {n} of {len(text)}'"
+            for n, sheet in enumerate(text, 1) if f"page {n} of {len(text)}" not in " ".join(sheet.split())]
+
+
+def draft_numbers(text: list[str], entries: list[Entry]) -> list[int]:
+    """The sheet each entry's title is on, in a draft print's text (its marks say where)."""
     numbers = []
     for i, entry in enumerate(entries):
         found = [n for n, sheet in enumerate(text, 1) if f"@@{i}@@" in sheet]

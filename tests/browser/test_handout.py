@@ -23,6 +23,7 @@ from test_print import UI_TEXT
 
 from rec11 import notes
 from rec11.chapter import load_substitutions, toc_pages
+from rec11_book.handout import misnumbered_sheets
 from rec11_book.pages import for_instructors, front_matter, instructor_name
 
 # one worker of make test's two prints the PDFs once, and its tests read them
@@ -61,6 +62,8 @@ def handout(built_site) -> dict:
     assert result.returncode == 0, f"the handout failed:\n{result.stdout}\n{result.stderr}"
     pdfs = {"student": html / NAME, "instructor": html / instructor_name(NAME)}
     texts = {edition: sheets(pdf) for edition, pdf in pdfs.items()}
+    for edition, text in texts.items():  # the command checked them: a change since is another writer's
+        assert not misnumbered_sheets(text), f"the {edition} edition read back wrong: {misnumbered_sheets(text)[:3]}"
     REPORT.setdefault("handout", {})
     for edition, pdf in pdfs.items():
         REPORT["handout"][edition] = {"Letter pages": str(len(texts[edition])),

@@ -1,4 +1,5 @@
-"""The print page waits for its own requests, and says which one never came back."""
+"""The print page waits for its own requests, and says which one never came back; a print
+that came out wrong (a title moved, a PDF cut short) is named."""
 import time
 from dataclasses import dataclass
 
@@ -67,3 +68,20 @@ def test_a_final_print_that_moved_a_title_is_caught_not_an_index_error():
     assert handout.moved_entries(entries, [2, 3], final) == []
     assert handout.moved_entries(entries, [2, 4], final) == ["'Diffusion' is not on page 4 of 3"]
     assert handout.moved_entries(entries, [3, 3], final) == ["'Attention maps' is not on page 3 of 3"]
+
+
+def test_a_print_cut_short_is_caught_by_its_footers():
+    """Every sheet's footer reads "page n of N": a PDF read back with fewer sheets than its
+    footers count, or out of order, is named."""
+    whole = [f"Title\nCPSY 1291 · handout page {n} of 3\ntext" for n in (1, 2, 3)]
+    assert handout.misnumbered_sheets(whole) == []
+    cut = [sheet.replace(" of 3", " of 5") for sheet in whole]
+    assert handout.misnumbered_sheets(cut)[0] == "sheet 1 of 3 is not numbered 'page 1 of 3'"
+    assert handout.misnumbered_sheets([whole[1], whole[0], whole[2]])[:1] == ["sheet 1 of 3 is not numbered 'page 1 of 3'"]
+
+
+def test_a_title_missing_from_the_draft_is_named():
+    entries = [handout.Entry("book/a", None, False, "Attention maps"), handout.Entry("book/b", None, False, "Diffusion")]
+    assert handout.draft_numbers(["@@0@@ Attention maps", "more", "@@1@@ Diffusion"], entries) == [1, 3]
+    with pytest.raises(handout.HandoutError, match="book/b"):
+        handout.draft_numbers(["@@0@@ Attention maps"], entries)
