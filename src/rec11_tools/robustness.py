@@ -131,8 +131,9 @@ def commit_seed(root: Path) -> tuple[int, str]:
 
 
 def page_fingerprint(root: Path, page: str) -> str:
-    """What a page's claims depend on: its code cells and what the ``rec11`` modules they
-    import do, transitively (not prose, comments or modules the page does not reach)."""
+    """What a page's claims depend on: its code cells, comments included, and what the
+    ``rec11`` modules they import do, transitively (not prose, nor modules the page does not
+    reach). A comment edited in a page's cell therefore asks for the page's 30 retrainings again."""
     from rec11_book.pagefacts import page_modules
     from rec11_book.pages import code_cells
     from rec11.sources import code_hash
