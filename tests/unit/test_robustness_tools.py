@@ -1,6 +1,7 @@
 """The claims harness records every assert, held or not, and the matrix tallies them."""
 
 import json
+import re
 import textwrap
 
 import pytest
@@ -145,11 +146,13 @@ def test_the_report_gives_seeds_axes_margins_and_the_chance_the_whole_book_passe
     text = robustness.report(results, claims, tmp_path)
     for seed in (101, 202, 303):
         assert f"| {seed} | 1 | avx2 | AVX2 | all | 2026-12-02 | abc1234 | 1.5 |" in text
-    assert "| p.md | m | 3 | 0 | 2.5 > 1 | 4 | holds |" in text
-    assert "| p.md | e | 3 | 0 |  | exact | held |" in text
+    assert re.search(r"\| p\.md \| m \| 3 \| 0 \| 2\.5 > 1 \| \d\.\de-\d\d \(\w+\) \| 4 \| holds \|", text)
+    assert "| p.md | e | 3 | 0 |  | exact | exact | held |" in text
     assert "Each claim was checked in 3 retrainings" in text
     assert "Whole-book retrainings that failed any claim: 0 of 3" in text
-    assert "**99.9" in text or "**> 99.99 %**" in text or "**100.00 %**" in text
+    # three values leave a wide fit: the bound is far below the point estimate, and says so
+    assert re.search(r"\*\*Estimated chance that a fresh retraining passes every claim: at least "
+                     r"\d+\.\d\d %\*\* \(95 % lower bound; point estimate \d+\.\d\d %", text)
 
 
 def test_main_draws_new_seeds_runs_them_and_reports_every_retraining(tmp_path, monkeypatch):

@@ -1,0 +1,92 @@
+"""The tail-fitted failure chances do not underestimate where the truth can be simulated.
+
+Two claims of three-details.md need no training: their values come from random queries,
+keys and values alone, so their failure rate over fresh seeds can be computed from two
+million draws (half a million here, to keep the test quick). The method, given 30 values at
+a time as a page's claims are, must not underestimate them: its median estimate over 60 such
+sets is at least the truth.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rec11_tools import tails
+
+T, D_K = 6, 8  # three-details.md's sizes
+
+
+def _generator(rng):
+    return torch.Generator().manual_seed(int(rng.integers(2**31)))
+
+
+def rows_off(k, rng):
+    """three-details.md 'rows that do not sum to 1': log10 of the largest |row sum - 1| of a
+    softmax over the queries (dim=0), the value its claim holds above log10(0.05)."""
+    g, out = _generator(rng), []
+    for start in range(0, k, 250_000):
+        m = min(250_000, k - start)
+        Q, K = (torch.randn(m, T, D_K, generator=g, dtype=torch.float64) for _ in range(2))
+        A = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(D_K), dim=1)  # (m, T, T)
+        out.append((A.sum(-1) - 1).abs().amax(-1))
+    return torch.log10(torch.cat(out)).numpy()
+
+
+def moved(k, rng):
+    """three-details.md 'with dim=0, position 0 depends on a later token': log10 of how far
+    position 0's output moves when the last query is aimed at key 0 (held above -3)."""
+    g, out = _generator(rng), []
+    mask = torch.tril(torch.ones(T, T))
+    for start in range(0, k, 250_000):
+        m = min(250_000, k - start)
+        Q, K, V = (torch.randn(m, T, D_K, generator=g) for _ in range(3))
+
+        def first(q):
+            scores = (q @ K.transpose(-2, -1) / math.sqrt(D_K)).masked_fill(mask == 0, -math.inf)
+            return (torch.softmax(scores, dim=1) @ V)[:, 0]  # (m, d_k) position 0's output
+        changed = Q.clone()
+        changed[:, -1] = 2 * K[:, 0]
+        out.append((first(changed) - first(Q)).abs().amax(-1))
+    return torch.log10(torch.cat(out).double()).numpy()
+
+
+@pytest.mark.parametrize("simulate, threshold", [(rows_off, math.log10(0.05)), (moved, -3.0)],
+                         ids=["rows-off", "moved"])
+def test_the_method_does_not_underestimate_a_claim_it_can_be_checked_on(simulate, threshold):
+    found = tails.validate(simulate, threshold, ">", decades=True, subsets=60, draws=500_000)
+    assert found["truth"] > 0, "half a million draws show the failure"
+    assert found["median"] >= found["truth"], found
+
+
+def test_a_normal_claim_far_from_its_threshold_gets_a_small_chance_and_near_it_a_large_one():
+    rng = np.random.default_rng(0)
+    values = rng.normal(10.0, 1.0, 30)
+    far, _, _ = tails.fail_chance(values, 3.0, ">")
+    near, _, _ = tails.fail_chance(values, 9.0, ">")
+    assert far < 1e-4 < 0.05 < near < 0.5
+
+
+@pytest.mark.parametrize("draw, threshold, op", [
+    (lambda k, rng: np.exp(rng.normal(-6.0, 1.0, k)), 0.05, "<"),  # a long right tail
+    (lambda k, rng: rng.normal(10.0, 1.0, k), 7.0, ">"),  # a normal, 3 sd away
+    (lambda k, rng: np.abs(rng.normal(0.0, 0.01, k)), 0.035, "<"),  # near zero
+], ids=["lognormal", "normal", "halfnormal"])
+def test_the_method_does_not_underestimate_known_tails(draw, threshold, op):
+    found = tails.validate(draw, threshold, op, decades=False, subsets=60, draws=500_000)
+    assert found["median"] >= found["truth"] > 0, found
+
+
+def test_claims_in_decades_are_found_in_the_page_code():
+    text = ("```{code-cell} ipython3\n"
+            "claim(math.log10(x), '>', -2, \"p.md: 'in decades'\")\n"
+            "claim(y, '<', 0.1, \"p.md: 'plain'\")\n```\n")
+    assert tails.decade_claims(text) == {"p.md: 'in decades'"}
+
+
+def test_the_book_bound_is_below_its_point_estimate_and_both_are_chances():
+    rng = np.random.default_rng(2)
+    claims = [(rng.normal(5, 1, 30), 1.0, ">", False), (np.exp(rng.normal(-5, 1, 30)), 0.01, "<", False)]
+    out = tails.book_pass(claims)
+    assert 0 < out["lower"] <= out["point"] <= 1
