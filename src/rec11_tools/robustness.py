@@ -231,9 +231,11 @@ def ran_current_code(result: dict, fingerprints: dict[str, str]) -> bool:
 
 def save_records(results: dict[str, dict], records: Path, fingerprints: dict[str, str]) -> int:
     """Keep, gzipped in ``records`` (committed with the report), every retraining that ran some
-    page's current code, so that the next run, on any machine, pools with them; drop the
-    records in which no page's code is current any more. Returns how many are kept."""
+    page's current code, so that the next run, on any machine, pools with them; move the
+    records in which no page's code is current any more to ``records/history/``, never
+    deleting one: a failure stays on the record. Returns how many are current."""
     records.mkdir(parents=True, exist_ok=True)
+    history = records / "history"
     kept = set()
     for name, result in results.items():
         if ran_current_code(result, fingerprints):
@@ -243,7 +245,8 @@ def save_records(results: dict[str, dict], records: Path, fingerprints: dict[str
             path.write_bytes(gzip.compress(json.dumps(result, separators=(",", ":")).encode(), mtime=0))
     for path in records.glob("seed*.json.gz"):
         if path.name.removesuffix(".json.gz") not in kept:
-            path.unlink()
+            history.mkdir(exist_ok=True)
+            path.replace(history / path.name)
     return len(kept)
 
 
@@ -450,9 +453,12 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         "Written by `make robustness` (`python -m rec11_tools.robustness`). Each retraining draws a seed",
         "nobody has used, a number of training threads and a set of CPU kernels, retrains every model a",
         "page needs into an empty model cache, and runs the page with its claims recorded, not raised.",
-        "A claim's **margin** is the mean distance of its value from its threshold, in standard deviations",
-        "of that distance across the retrainings; the bar is "
-        f"{BAR:g}. The claims with the thinnest margins come first.",
+        "Each measured claim's **chance to fail** a fresh retraining is read off a tail fitted to its",
+        "values (`rec11_tools.tails`); the claims most likely to fail come first. The **margin**, the",
+        "mean distance from the threshold in standard deviations, is kept beside it for comparison"
+        f" (bar {BAR:g});",
+        "it assumes a normal tail. Failures are never deleted: records of older code move to",
+        "`robustness/history/`, and the restated claims are listed at the end.",
         "",
         f"- Date: {datetime.date.today().isoformat()}",
         f"- Machine: {machine()}" + (f" (runner: {runner})" if runner else ""),
@@ -488,7 +494,29 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
                      f" {'all' if r.get('all_pages') else ', '.join(r['pages'])} | {r.get('date', '')} |"
                      f" {r.get('commit', 'unknown')} | {r['seconds'] / 60:.1f} |")
     lines += ["", "## Every claim", "", *table(claims)]
+    lines += _ledger_section(root)
     return "\n".join(lines) + "\n"
+
+
+def _ledger_section(root: Path) -> list[str]:
+    """The restated claims and the records kept from older code, so that the report's
+    statistics (over the current code) stand beside the history that led to them."""
+    from rec11_tools import ledger
+
+    path = root / "robustness" / "ledger.yml"
+    if not path.is_file():
+        return []
+    entries = ledger.load(path)
+    counted = [e for e in entries if e["kind"] in ("restated", "removed")]
+    history = root / "robustness" / "history"
+    kept = len(list(history.glob("seed*.json*"))) if history.is_dir() else 0
+    return ["", "## Restated claims", "",
+            f"Every claim restated or removed after a retraining broke it, or left it thin:"
+            f" {len(counted)} in {len({e['commit'] for e in counted})} commits"
+            f" (`robustness/ledger.yml`). The statistics above count only retrainings of the"
+            f" current code; this is the history beside them. Records of older code are kept in"
+            f" `robustness/history/` ({kept} there), failures included.", "",
+            ledger.markdown_table(entries).rstrip("\n")]
 
 
 def main(argv=None) -> int:

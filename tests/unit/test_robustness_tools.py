@@ -214,7 +214,7 @@ def test_make_test_retrains_under_a_seed_from_the_commit_unless_one_is_given(tmp
     assert robustness.commit_seed(tmp_path)[0] == 7
 
 
-def test_records_are_kept_gzipped_pooled_on_the_next_run_and_dropped_when_no_page_is_current(tmp_path):
+def test_records_are_kept_gzipped_pooled_on_the_next_run_and_moved_to_history_when_stale(tmp_path):
     current = {"seed": 1, "complete": True, "pages": {"p.md": _run([_measured("m", 2.0)], fingerprint="new")}}
     stale = {"seed": 2, "complete": True, "pages": {"p.md": _run([_measured("m", 2.0)], fingerprint="old")}}
     records = tmp_path / "robustness"
@@ -222,7 +222,8 @@ def test_records_are_kept_gzipped_pooled_on_the_next_run_and_dropped_when_no_pag
     (records / "seed2-threads1-native.json.gz").write_bytes(b"")  # an earlier record, now stale
     kept = robustness.save_records({"seed1-threads1-native": current, "seed2-threads1-native": stale},
                                    records, {"p.md": "new"})
-    assert kept == 1 and sorted(p.name for p in records.iterdir()) == ["seed1-threads1-native.json.gz"]
+    assert kept == 1 and sorted(p.name for p in records.glob("*.gz")) == ["seed1-threads1-native.json.gz"]
+    assert (records / "history" / "seed2-threads1-native.json.gz").exists(), "no record is deleted"
     work = tmp_path / "work"
     work.mkdir()
     (work / "seed3-threads2-avx2.json").write_text(json.dumps({**current, "seed": 3}))
