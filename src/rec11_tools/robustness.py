@@ -51,6 +51,7 @@ KERNELS = {  # name: the environment that selects them ("" removes the variable)
 X86 = {"x86_64", "amd64", "i386", "i686"}  # where torch has AVX2 kernels to ask for
 SEED_RANGE = (1, 1_000_000)  # seed 0 is the published book's
 BAR = 4.0  # a claim's threshold must be this many standard deviations from its mean
+VACUOUS = 10.0  # a threshold this many standard deviations beyond the worst value cannot fail
 TARGET = 0.99  # the chance that a fresh retraining passes the whole book
 
 
@@ -494,8 +495,50 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
                      f" {'all' if r.get('all_pages') else ', '.join(r['pages'])} | {r.get('date', '')} |"
                      f" {r.get('commit', 'unknown')} | {r['seconds'] / 60:.1f} |")
     lines += ["", "## Every claim", "", *table(claims)]
+    lines += _flags_section(claims, root)
     lines += _ledger_section(root)
     return "\n".join(lines) + "\n"
+
+
+def flags(claims: list[Claim], root: Path) -> dict[str, list[tuple[Claim, str]]]:
+    """The claims that check less than their sentence says, each with its written reason
+    (``robustness/flags.yml``) or "": constant, vacuous and implied (see that file)."""
+    import yaml
+
+    path = root / "robustness" / "flags.yml"
+    notes = (yaml.safe_load(path.read_text()) if path.is_file() else None) or {}
+    reasons = notes.get("reasons") or {}
+    by_message = {c.message: c for c in claims}
+    out: dict[str, list[tuple[Claim, str]]] = {"constant": [], "vacuous": [], "implied": []}
+    for c in claims:
+        if c.exact or len(c.values) < 2:
+            continue
+        spread = statistics.stdev(c.values)
+        if spread == 0:
+            out["constant"].append((c, reasons.get(c.message, "")))
+        elif min(c.slacks) > VACUOUS * spread:
+            out["vacuous"].append((c, reasons.get(c.message, "")))
+    for item in notes.get("implied") or []:
+        if item["claim"] in by_message:
+            out["implied"].append((by_message[item["claim"]],
+                                   f"follows from {item['follows_from']}: {item['reason']}"))
+    return out
+
+
+def _flags_section(claims: list[Claim], root: Path) -> list[str]:
+    found = flags(claims, root)
+    lines = ["", "## Claims that check little", "",
+             "A value that never moved is an exact fact reported as a measurement; a threshold"
+             f" more than {VACUOUS:g} standard deviations beyond the worst value seen cannot fail"
+             " a fair retraining, so it checks less than its sentence may say; a claim that"
+             " follows from another adds nothing. Each needs its threshold set to what its words"
+             " mean, or a written reason (`robustness/flags.yml`).", "",
+             "| kind | page | claim | worst value | reason |", "|---|---|---|---|---|"]
+    for kind, items in found.items():
+        for c, reason in items:
+            lines.append(f"| {kind} | {c.page} | {_cell(c.message)} | {_worst(c)} |"
+                         f" {_cell(reason) or '**none yet**'} |")
+    return lines
 
 
 def _ledger_section(root: Path) -> list[str]:
