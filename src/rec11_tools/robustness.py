@@ -380,12 +380,19 @@ def machine() -> str:
 
 
 def commit(root: Path) -> str:
+    """The code a run starts from: the commit, and where ``src`` or ``book`` differ from it,
+    a digest of the difference ("abc1234+d41d8cd9"), so that a record names the code that
+    ran, not only the commit it was edited from."""
     try:
         sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "book"], cwd=root,
-                               capture_output=True, text=True).stdout.strip()
-        return sha + (" with uncommitted changes" if dirty else "")
+        diff = subprocess.run(["git", "diff", "HEAD", "--", "src", "book"], cwd=root,
+                              capture_output=True, check=True).stdout
+        new = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "--", "src", "book"],
+                             cwd=root, capture_output=True, text=True, check=True).stdout.split()
+        for name in sorted(new):  # files not yet in git are part of the code too
+            diff += name.encode() + (root / name).read_bytes()
+        return sha + (f"+{hashlib.sha256(diff).hexdigest()[:8]}" if diff else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
