@@ -19,6 +19,12 @@ writes every download again:
   published pages, no MyST markup and no instructor notes;
 * a cell the page hides or removes keeps its code, collapsed (the notebook must still
   run top to bottom);
+* a page with worked answers (``{solution}``, ``{solution-start}``) becomes a worksheet
+  and an answers notebook beside it, ``<page>-solutions.ipynb``. The worksheet leaves the
+  answers out, text and code: a folded cell shows in Colab and VS Code, which honour no
+  ``source_hidden``. Its cells keep no outputs, since a check's saved verdict names the
+  bugs the reader is asked to find; a last cell links to the answers. The answers
+  notebook is the page as it ran, each answer under a heading and its code run;
 * a first cell installs the course package where it is missing (Colab, a fresh
   virtual environment): ``rec11`` at the commit the site was built from, its
   dependencies at the versions the build ran with, and torch's CPU build. It installs nothing where
@@ -42,11 +48,14 @@ from pathlib import Path
 import ast
 
 import nbformat
+from docutils import nodes
+from sphinx.util.docutils import SphinxRole
+
 from rec11_book import plainmd
 from rec11_book.pagefacts import uses_trained_models
 from rec11_book.pages import AGENDA_MARKDOWN
 from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
-from rec11_book.plainmd import GLUE_ROLE, paste_glue
+from rec11_book.plainmd import GLUE_ROLE, has_answers, paste_glue
 from rec11.explore import MIME as EXPLORABLE
 
 GLUE_RECORD = "application/papermill.record/"
@@ -54,6 +63,7 @@ BUILD_METADATA = ("source_map", "jupytext")  # myst-nb's line map; the .md pairi
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 COLAB = "https://colab.research.google.com/github"
 NOTEBOOKS_BRANCH = "notebooks"  # where the deploy publishes the downloads
+SOLUTIONS = "-solutions"  # a page's answers notebook: <page>-solutions.ipynb, beside its own
 REMOVED = {"remove-cell", "remove-input"}  # code the page never shows
 HIDDEN_SOURCE = REMOVED | {"hide-cell", "hide-input"}
 HIDDEN_OUTPUT = {"remove-output", "hide-output"}
@@ -148,15 +158,18 @@ def without_self_checks(source: str) -> str:
 
 
 def for_download(nb, context: plainmd.Context | None = None, install: str | None = None,
-                 page: list[str] = ()):
+                 page: list[str] = (), answers: bool = False):
     """A copy of an executed page's notebook, fit to hand to a reader.
 
     ``context`` converts the markdown (default: a page with no links or glue);
     ``install``, if given, is the source of a first code cell; ``page`` is the lines of
-    the page's file, for the line numbers of problems.
+    the page's file, for the line numbers of problems. ``answers`` asks for the page's
+    answers notebook; without it, a page with worked answers becomes a worksheet.
     """
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))  # a deep copy
     context = context or plainmd.Context(docname="page", site="")
+    context.answers = answers
+    worksheet = not answers and any(has_answers(c.source) for c in nb.cells if c.cell_type == "markdown")
     starts = nb.metadata.get("source_map") or []
     kept = []
     for index, cell in enumerate(nb.cells):
@@ -174,33 +187,27 @@ def for_download(nb, context: plainmd.Context | None = None, install: str | None
         if cell.cell_type != "code":
             kept.append(cell)
             continue
+        if context.solution and not answers:
+            continue  # a worked answer's code: in the answers notebook
         tags = set(cell.metadata.get("tags", []))
         if "remove-cell" in tags:  # the page's own checks: not the reader's to run
             cell.source = without_self_checks(cell.source)
             cell.outputs = []
             if not cell.source.strip():
                 continue
-        if context.solution:
-            # a worked answer's code: kept to read, collapsed as on the page, but a raw
-            # cell, so that "Run All" does not define the answer over the reader's own
-            raw = nbformat.v4.new_raw_cell(cell.source, metadata={"jupyter": {"source_hidden": True}})
-            kept.append(raw)
-            continue
         kept.append(cell)
         if tags & HIDDEN_SOURCE:
             cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+        if worksheet:
+            cell.outputs = []  # a saved verdict names the bugs; the reader's own shows unfolded
+            continue
         if tags & HIDDEN_OUTPUT:
             cell.metadata.setdefault("jupyter", {})["outputs_hidden"] = True
-        outputs = []
-        for output in cell.get("outputs", []):
-            data = output.get("data", {})
-            if any(kind.startswith(GLUE_RECORD) for kind in data):
-                continue
-            data.pop(EXPLORABLE, None)  # a notebook shows the default frame's PNG
-            if "image/png" in data:
-                data.pop("image/svg+xml", None)
-            outputs.append(output)
-        cell.outputs = outputs
+        cell.outputs = _shown_outputs(cell)
+    if worksheet:
+        kept.append(nbformat.v4.new_markdown_cell(_answers_elsewhere(context)))
+    if answers:
+        kept.insert(0, nbformat.v4.new_markdown_cell(_answers_here(context)))
     if install:
         kept.insert(0, nbformat.v4.new_code_cell(install))
     nb.cells = kept
@@ -213,12 +220,46 @@ def for_download(nb, context: plainmd.Context | None = None, install: str | None
     return nb
 
 
+def _shown_outputs(cell) -> list:
+    """A cell's outputs as a notebook shows them: no glue records (the text has the
+    values), one image format per figure."""
+    outputs = []
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if any(kind.startswith(GLUE_RECORD) for kind in data):
+            continue
+        data.pop(EXPLORABLE, None)  # a notebook shows the default frame's PNG
+        if "image/png" in data:
+            data.pop("image/svg+xml", None)
+        outputs.append(output)
+    return outputs
+
+
+def _answers_elsewhere(context: plainmd.Context) -> str:
+    """The worksheet's last cell: where its answers are, once the reader has tried."""
+    where = f"[{context.docname.rsplit('/', 1)[-1]}{SOLUTIONS}.ipynb]({context.solutions_url})"
+    if context.solutions_colab:
+        where += f" ([open it in Colab]({context.solutions_colab}))"
+    return ("## Answers\n\n"
+            f"The worked answers to these exercises, with their code run, are in a notebook of their own: "
+            f"{where}. Try each exercise, and its check, before you read its answer.")
+
+
+def _answers_here(context: plainmd.Context) -> str:
+    """The answers notebook's first words: what it is, and where to work the exercises."""
+    page = plainmd.page_url(context, context.docname)
+    own = f"{context.site}_sources/{context.docname}.ipynb"
+    return (f"**Worked answers.** This notebook is [the page]({page}) with each answer shown after its "
+            f"exercise and its code run. To work the exercises yourself, start from "
+            f"[the page's own notebook]({own}).")
+
+
 def markdown_download(nb, context: plainmd.Context, source: Path) -> str:
     """A page's ``.md`` download: plain Markdown that reads as the page does.
 
-    ``nb`` is the page's notebook download (its markdown already plain), or None for a
-    page without code. The code the page shows stays, as Python blocks; the install
-    cell and the cells the page removes go.
+    ``nb`` is the page's notebook download (its markdown already plain; for a page with
+    worked answers, the worksheet), or None for a page without code. The code the page
+    shows stays, as Python blocks; the install cell and the cells the page removes go.
     """
     if nb is None:
         text = source.read_text()
@@ -229,9 +270,8 @@ def markdown_download(nb, context: plainmd.Context, source: Path) -> str:
     for cell in nb.cells[1:]:  # after the install cell
         if cell.cell_type == "markdown":
             parts.append(cell.source)
-        elif cell.cell_type == "raw" or (cell.cell_type == "code"
-                                         and not set(cell.metadata.get("tags", [])) & REMOVED):
-            parts.append(f"```python\n{cell.source}\n```")  # raw: a worked answer's code
+        elif cell.cell_type == "code" and not set(cell.metadata.get("tags", [])) & REMOVED:
+            parts.append(f"```python\n{cell.source}\n```")
     return "\n\n".join(parts) + "\n"
 
 
@@ -321,16 +361,20 @@ def page_context(app, docname: str, glue, problems: list[str]) -> plainmd.Contex
     source = Path(app.env.doc2path(docname))
     where = source.relative_to(Path(app.srcdir)).as_posix()
     site = site_url(app.config)
+    answered = has_answers(source.read_text())
     return plainmd.Context(
         docname=docname, site=site, labels=labels, facts=app.config.myst_substitutions,
         glue=glue, agenda=lambda doc, slides: app.emit_firstresult(AGENDA_MARKDOWN, doc, slides, site),
         handout=app.config.myst_substitutions.get("handout", ""), book=Path(app.srcdir),
-        warn=lambda line, message: problems.append(f"{where}:{line}: {message}"))
+        warn=lambda line, message: problems.append(f"{where}:{line}: {message}"),
+        solutions_url=f"{site}_sources/{docname}{SOLUTIONS}.ipynb" if answered else "",
+        solutions_colab=colab_url(app.config, docname + SOLUTIONS) if answered else "")
 
 
 def write_downloads(app) -> list[Path]:
     """Rewrite each ``_sources/<page>.ipynb`` download the theme offers, and each
-    ``_sources/<page>.md`` as plain Markdown. Returns them."""
+    ``_sources/<page>.md`` as plain Markdown; write ``_sources/<page>-solutions.ipynb``
+    beside a page with worked answers. Returns them."""
     html = Path(app.outdir)
     build = html.parent
     root = Path(app.srcdir)
@@ -351,6 +395,11 @@ def write_downloads(app) -> list[Path]:
         nbformat.write(download, target)
         written.append(target)
         notebooks[docname] = download
+        if context.solutions_url:  # the page has worked answers: they go beside it
+            context = page_context(app, docname, GlueValues(executed, relative), problems)
+            solutions = target.with_name(f"{target.stem}{SOLUTIONS}.ipynb")
+            nbformat.write(for_download(nb, context, install, lines, answers=True), solutions)
+            written.append(solutions)
     for docname in sorted(app.env.found_docs):
         source = Path(app.env.doc2path(docname))
         target = html / "_sources" / f"{docname}{source.suffix}{app.config.html_sourcelink_suffix}"
@@ -359,7 +408,7 @@ def write_downloads(app) -> list[Path]:
             target.write_text(markdown_download(notebooks.get(docname), context, source))
             written.append(target)
     if problems:
-        raise DownloadError("the notebook downloads:\n" + "\n".join(problems))
+        raise DownloadError("the notebook downloads:\n" + "\n".join(dict.fromkeys(problems)))  # answers: converted twice
     return written
 
 
@@ -380,8 +429,24 @@ def add_colab_link(app, pagename: str, templatename: str, context: dict, doctree
                 "label": "colab-button"})
 
 
+class SolutionsLink(SphinxRole):
+    """``{solutions-notebook}`text``` links to the page's answers notebook, which the
+    build writes beside the page's download once it has finished. A page with no worked
+    answers gets none, so there the role is an error, not a link to nothing."""
+
+    def run(self):
+        if not has_answers(Path(self.env.doc2path(self.env.docname)).read_text()):
+            message = self.inliner.reporter.error(
+                "the {solutions-notebook} role links to the page's worked answers, and this page has none",
+                line=self.lineno)
+            return [self.inliner.problematic(self.rawtext, self.rawtext, message)], [message]
+        uri = "../" * self.env.docname.count("/") + f"_sources/{self.env.docname}{SOLUTIONS}.ipynb"
+        return [nodes.reference(self.rawtext, self.text, refuri=uri, classes=["rec11-solutions-link"])], []
+
+
 def setup(app) -> dict:
     os.environ.setdefault(QUIET_TRAINING, "1")  # the kernels that execute the pages inherit it
+    app.add_role("solutions-notebook", SolutionsLink())
     app.connect("build-finished", on_build_finished)
     app.connect("html-page-context", add_colab_link, priority=600)  # after the theme's launch menu
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

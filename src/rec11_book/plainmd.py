@@ -10,15 +10,17 @@ that it reads as the page does:
 * ``(label)=`` targets and ``%`` comments go;
 * links to a label or to another page (``[text](sec-x)``, ``[text](../vae.md)``) point
   at the published page, which every notebook tool can open;
-* ``{exercise}`` becomes a heading and ``{solution}`` a collapsed ``<details>``, as does
-  the text of a gated ``{solution-start}`` ... ``{solution-end}`` answer (its code cells
-  are collapsed by ``notebooks.for_download``); a ``{quick-check}`` becomes its prompt
-  (and choices), with the answer collapsed;
+* ``{exercise}`` becomes a heading. A worked answer, a ``{solution}`` or the text of a
+  gated ``{solution-start}`` ... ``{solution-end}`` one, goes: the reader's notebook
+  leaves it to the page's answers notebook, where it stands under a heading of its own
+  (``context.answers``; ``notebooks.for_download`` does the same with the answer's code
+  cells, reading ``context.solution``). A ``{quick-check}`` becomes its prompt (and
+  choices), with the answer collapsed;
   admonitions become quotes (a dropdown one, ``<details>``);
 * ``{agenda}`` becomes a table and ``{literalinclude}`` the code it includes;
   ``{math}`` and labelled ``$$`` blocks become plain ``$$`` blocks;
 * roles: ``{glue:text}`` and ``{{ fact }}`` are filled in, ``{handout}`` is a link to
-  the PDF.
+  the PDF and ``{solutions-notebook}`` one to the page's answers notebook.
 
 The block structure comes from myst-parser's own markdown-it parser, so fences nest
 as MyST nests them. Markup it cannot render is reported through ``context.warn`` with
@@ -49,6 +51,8 @@ _ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
 _LINK = re.compile(r"(?<!!)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)\)")
 _SUBSTITUTION = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 _SOLUTION_MARK = re.compile(r"\x00([^\x00]*)\x00")
+# A worked answer: a {solution} or the start of a gated one, at the start of a fence.
+ANSWER = re.compile(r"^(?:`{3,}|:{3,})\{solution(?:-start)?\}", re.MULTILINE)
 GLUE_ROLE = re.compile(r"\{glue(?::text|:md)?\}`([^`]+)`")
 
 
@@ -74,7 +78,11 @@ class Context:
     warn: Callable[[int, str], None] = lambda line, message: None
     exercises: dict = field(default_factory=dict)  # label -> number, filled in page order
     heading: int = 1  # depth of the last heading seen, across the page's cells
-    solution: str | None = None  # inside {solution-start} ... {solution-end}: its summary
+    solution: str | None = None  # inside {solution-start} ... {solution-end}: its title
+    # The answers notebook shows the worked answers; a reader's notebook leaves them out.
+    answers: bool = False
+    solutions_url: str = ""  # the page's answers notebook, for {solutions-notebook}
+    solutions_colab: str = ""  # the same, opened in Colab
 
 
 @cache
@@ -109,9 +117,14 @@ def split_options(content: str) -> tuple[dict, str, int]:
     return options, "\n".join(lines[used:]).strip("\n"), used
 
 
+def has_answers(text: str) -> bool:
+    """Whether a page's text holds a worked answer."""
+    return bool(ANSWER.search(text))
+
+
 def convert(text: str, context: Context, first_line: int = 1) -> str:
     """One markdown cell of ``context.docname`` as plain Markdown."""
-    return _collapse_solutions(_convert(text, context, first_line), context)
+    return _gate_solutions(_convert(text, context, first_line), context)
 
 
 def _convert(text: str, context: Context, first_line: int) -> str:
@@ -137,18 +150,31 @@ def _convert(text: str, context: Context, first_line: int) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
 
 
-def _collapse_solutions(text: str, context: Context) -> str:
+def _gate_solutions(text: str, context: Context) -> str:
     """Text inside a gated solution (``{solution-start}`` to ``{solution-end}``, which may
-    span cells) collapsed in a ``<details>``; the code cells between are collapsed by
-    ``notebooks.for_download``, which reads ``context.solution``."""
+    span cells) under its heading in the answers notebook, and left out of the reader's;
+    ``notebooks.for_download`` does the same with the code cells between, reading
+    ``context.solution``."""
     parts = _SOLUTION_MARK.split(text)
     out = []
     for index, part in enumerate(parts):
-        if index % 2:  # a mark: the summary of the answer it starts, or "" at its end
+        if index % 2:  # a mark: the title of the answer it starts, or "" at its end
             context.solution = part or None
-        elif part.strip():
-            out.append(_details(context.solution, part.strip("\n")) if context.solution else part.strip("\n"))
+            if part and context.answers:
+                out.append(_answer_heading(context, part))
+        elif part.strip() and (context.answers or not context.solution):
+            out.append(part.strip("\n"))
     return "\n\n".join(out)
+
+
+def _answer_heading(context: Context, title: str) -> str:
+    """One level below the exercise's heading, so that an answer shows in the outline."""
+    return f"{'#' * min(6, context.heading + 2)} {title}"
+
+
+def _answer_title(context: Context, label: str) -> str:
+    number = context.exercises.get(label)
+    return f"Answer to Exercise {number}" if number else "Answer"
 
 
 def _block(token, context: Context, line: int) -> str | None:
@@ -175,14 +201,14 @@ def _block(token, context: Context, line: int) -> str | None:
         title = f"Exercise {number}" + (f": {argument}" if argument else "")
         return f"{'#' * min(6, context.heading + 1)} {title}\n\n{_convert(body, context, body_line)}"
     if name == "solution-start":
-        number = context.exercises.get(argument)
-        return f"\x00{f'Answer to Exercise {number}' if number else 'Answer'}\x00"
+        return f"\x00{_answer_title(context, argument)}\x00"
     if name == "solution-end":
         return "\x00\x00"
     if name == "solution":
-        number = context.exercises.get(argument)
-        summary = f"Answer to Exercise {number}" if number else "Answer"
-        return _details(summary, _convert(body, context, body_line))
+        inner = _convert(body, context, body_line)  # converted either way: its problems are the page's
+        if not context.answers:
+            return ""
+        return f"{_answer_heading(context, _answer_title(context, argument))}\n\n{inner}"
     if name in ADMONITIONS:
         title = argument if name == "admonition" else (argument or name.capitalize())
         inner = _convert(body, context, body_line)
@@ -293,10 +319,15 @@ def _inline(text: str, context: Context, first_line: int) -> str:
         if name in ("handout", "handout-instructor") and context.handout:
             pdf = context.handout if name == "handout" else instructor_name(context.handout)
             return f"[{words}]({context.site}{pdf})"
+        if name == "solutions-notebook" and context.solutions_url:
+            return f"[{words}]({context.solutions_url})"
         if name == "math":
             return f"${words}$"
         line = first_line + text.count("\n", 0, match.start())
-        context.warn(line, f"the notebook download cannot render the {{{name}}} role")
+        if name == "solutions-notebook":
+            context.warn(line, "{solutions-notebook}: this page has no worked answers to link to")
+        else:
+            context.warn(line, f"the notebook download cannot render the {{{name}}} role")
         return match[0]
 
     text = _ROLE.sub(role, text)

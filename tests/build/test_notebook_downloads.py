@@ -13,14 +13,26 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from rec11_book.notebooks import (FINGERPRINT, GLUE_RECORD, GLUE_ROLE, QUIET_TRAINING, TORCH_INDEX,
-                                  executed_notebooks, without_self_checks)
+from rec11_book.notebooks import (
+    COLAB,
+    FINGERPRINT,
+    GLUE_RECORD,
+    GLUE_ROLE,
+    NOTEBOOKS_BRANCH,
+    QUIET_TRAINING,
+    SOLUTIONS,
+    TORCH_INDEX,
+    executed_notebooks,
+    site_url,
+    without_self_checks,
+)
 
 # one worker of make test's two makes the fresh venv once
 pytestmark = [pytest.mark.build, pytest.mark.xdist_group("downloads")]
@@ -66,21 +78,67 @@ def expected_cells(rendered) -> list[tuple[str, object]]:
     return kept
 
 
-def test_each_download_has_the_outputs_the_page_rendered(build_dir):
+# Where a worked answer starts, on a page and in the notebook myst-nb makes of it.
+ANSWER_START = re.compile(r"^(`{3,}|:{3,})\{solution(-start)?\}", re.MULTILINE)
+GATE = re.compile(r"\{solution-(start|end)\}")
+
+
+def answered_pages(root: Path) -> list[Path]:
+    """The pages with worked answers (``{solution}``, ``{solution-start}``), as book paths."""
+    return [page.relative_to(root) for page in sorted((root / "book").rglob("*.md"))
+            if ANSWER_START.search(page.read_text())]
+
+
+def solutions_of(download: Path) -> Path:
+    return download.with_name(f"{download.stem}{SOLUTIONS}.ipynb")
+
+
+def in_answers(rendered) -> list[bool]:
+    """For each code cell of a page's notebook, whether it stands inside a gated answer
+    (``{solution-start}`` ... ``{solution-end}``, read from the markdown cells around it)."""
+    inside, flags = False, []
+    for cell in rendered.cells:
+        if cell.cell_type == "markdown":
+            marks = GATE.findall(cell.source)
+            inside = marks[-1] == "start" if marks else inside
+        elif cell.cell_type == "code":
+            flags.append(inside)
+    return flags
+
+
+def answer_sources(rendered) -> list[str]:
+    """The code of the page's worked answers that a reader reads, in the page's order."""
+    return [cell.source for cell, inside in zip(code_cells(rendered), in_answers(rendered))
+            if inside and "remove-cell" not in cell.metadata.get("tags", [])]
+
+
+def kept_outputs(page_cell) -> list:
+    return [o for o in page_cell.outputs if not any(k.startswith(GLUE_RECORD) for k in o.get("data", {}))]
+
+
+def test_each_download_has_the_outputs_the_page_rendered(build_dir, root):
+    """Every page's cells and outputs reach a reader: in its download, or, for a page with
+    worked answers, in the answers notebook beside it (test_exercises_download_is_a_worksheet
+    holds the worksheet to the page)."""
     rendered = dict(executed_notebooks(build_dir))
     assert rendered, "no executed pages"
+    answered = answered_pages(root)
+    assert Path("book/exercises.md") in answered, answered
     for rel, path in downloads(build_dir).items():
         assert path.is_file(), f"{rel}: the page offers no notebook download"
+        if rel in answered:
+            path = solutions_of(path)
+            assert path.is_file(), f"{rel}: a page with worked answers and no answers notebook beside it"
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
         expected = expected_cells(rendered[rel])
         assert [c.source for c in page_cells(nb)] == [source for source, _ in expected], rel
         for cell, (_, page_cell) in zip(page_cells(nb), expected):
-            if page_cell is None or cell.cell_type == "raw":  # no outputs to keep
+            if page_cell is None:  # no outputs to keep
                 continue
-            shown = [o for o in page_cell.outputs if not any(k.startswith(GLUE_RECORD) for k in o.get("data", {}))]
-            assert len(cell.outputs) == len(shown), f"{rel}: outputs lost in the cell {cell.source[:60]!r}"
-        assert any(c.outputs for c in code_cells(nb)), f"{rel}: the download has no outputs"
+            assert len(cell.outputs) == len(kept_outputs(page_cell)), \
+                f"{path.name}: outputs lost in the cell {cell.source[:60]!r}"
+        assert any(c.outputs for c in code_cells(nb)), f"{path.name}: the download has no outputs"
 
 
 def test_downloads_carry_nothing_of_the_build(build_dir):
@@ -259,14 +317,28 @@ def test_the_install_cell_installs_the_course_package_alone(student_venv):
     assert not found, f"a student's install of rec11 holds {found}: they belong to the book's build"
 
 
-def test_downloads_run_top_to_bottom_in_a_student_venv(build_dir, built_book, student_venv, root, monkeypatch):
-    """Every download, as a student runs it: "Run All", in a fresh kernel of an environment
-    holding rec11 and nothing of the book's build. The exercises' one with a starter fixed
-    first: nothing hidden stops the run or replaces their code."""
+def assert_ran_as_built(ran, rel: Path) -> None:
+    assert "Installing" not in outputs_text(ran), f"{rel}: the install cell installed again"
+    trained = [o.text for c in code_cells(ran) for o in c.outputs
+               if o.output_type == "stream" and "on this computer's CPU, once" in o.text]
+    assert not trained, f"{rel}: retrained a model the build had trained (a cache key differs?): {trained[0]}"
+
+
+@pytest.fixture
+def student_kernel(built_book, student_venv, monkeypatch) -> str:
+    """The student venv's kernel, started as a student's notebook tool starts it, with the
+    models the build trained (a model trained here says so). Returns the kernel's name."""
     monkeypatch.setenv("REC11_SEED", str(built_book["seed"]))  # the build's models, not new ones
     monkeypatch.setenv("JUPYTER_PATH", str(student_venv["where"] / "jupyter" / "share" / "jupyter"))
     for name in (QUIET_TRAINING, "REC11_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV"):
-        monkeypatch.delenv(name, raising=False)  # a model trained here says so
+        monkeypatch.delenv(name, raising=False)
+    return "student"
+
+
+def test_downloads_run_top_to_bottom_in_a_student_venv(build_dir, student_kernel, root):
+    """Every download, as a student runs it: "Run All", in a fresh kernel of an environment
+    holding rec11 and nothing of the book's build. The exercises' one with a starter fixed
+    first: nothing hidden stops the run or replaces their code."""
     for rel, path in downloads(build_dir).items():
         nb = nbformat.read(path, as_version=4)
         nb.metadata["rec11_page"] = str(rel)
@@ -274,11 +346,8 @@ def test_downloads_run_top_to_bottom_in_a_student_venv(build_dir, built_book, st
         if edited:
             as_a_student_left_it(nb)
         # From the page's own folder, as the page ran, with the models from the book's cache.
-        ran = run_in(nb, "student", (root / rel).parent, timeout=600)
-        assert "Installing" not in outputs_text(ran), f"{rel}: the install cell installed again"
-        trained = [o.text for c in code_cells(ran) for o in c.outputs
-                   if o.output_type == "stream" and "on this computer's CPU, once" in o.text]
-        assert not trained, f"{rel}: retrained a model the build had trained (a cache key differs?): {trained[0]}"
+        ran = run_in(nb, student_kernel, (root / rel).parent, timeout=600)
+        assert_ran_as_built(ran, rel)
         if edited:
             last = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
                            for o in ran.cells[-1].outputs)
@@ -286,10 +355,24 @@ def test_downloads_run_top_to_bottom_in_a_student_venv(build_dir, built_book, st
                 f"{rel}: after Run All the student's attention was replaced or not right: {last[:300]}"
 
 
+def test_the_answers_notebook_runs_top_to_bottom_in_a_student_venv(build_dir, student_kernel, root):
+    """The answers notebook, "Run All" in the student's environment: every cell runs, and
+    each answer's check, run again here, says Right."""
+    rendered = dict(executed_notebooks(build_dir))
+    for rel in answered_pages(root):
+        nb = nbformat.read(solutions_of(downloads(build_dir)[rel]), as_version=4)
+        nb.metadata["rec11_page"] = f"{rel} (answers)"
+        ran = run_in(nb, student_kernel, (root / rel).parent, timeout=600)
+        assert_ran_as_built(ran, rel)
+        answers = [c for c in code_cells(ran) if c.source in answer_sources(rendered[rel]) and "check." in c.source]
+        assert len(answers) >= 5, f"{rel}: the answers' checks are not in the answers notebook"
+        for cell in answers:
+            said = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+            assert "Right" in said and "Not yet" not in said, f"{rel}: {cell.source[:60]!r} said {said[:300]!r}"
+
+
 def test_each_page_with_a_download_opens_it_in_colab(build_dir, root):
     import yaml
-
-    from rec11_book.notebooks import COLAB, NOTEBOOKS_BRANCH
 
     repository = yaml.safe_load((root / "_config.yml").read_text())["repository"]["url"]
     org_repo = repository.rstrip("/").split("github.com/", 1)[1]
@@ -302,23 +385,131 @@ def test_each_page_with_a_download_opens_it_in_colab(build_dir, root):
     assert COLAB not in codeless.read_text(), "a Colab link with no notebook"
 
 
-def test_the_exercises_download_has_every_starter_and_check_and_folds_the_answers(build_dir, root):
-    nb = nbformat.read(build_dir / "html" / "_sources" / "book" / "exercises.ipynb", as_version=4)
-    source = (root / "book" / "exercises.md").read_text()
-    calls = sorted(set(re.findall(r"^check\.\w+\(\w+\)", source, re.M)))
-    assert len(calls) >= 7, calls
-    cells = [c for c in code_cells(nb)]
-    for call in calls:
-        shown = [c for c in cells if call in c.source and not c.metadata.get("jupyter", {}).get("source_hidden")]
-        assert shown, f"exercises.ipynb: no visible starter cell with {call}"
-        starter = shown[0]
-        assert starter.metadata["jupyter"].get("outputs_hidden"), f"{call}: the starter's verdict is not folded"
-        assert "Not yet: " in "".join(o.get("text", "") + str(o.get("data", {})) for o in starter.outputs), \
-            f"{call}: the starter's check output is missing"
-    answers = [c for c in nb.cells if c.cell_type == "raw" and c.metadata.get("jupyter", {}).get("source_hidden")
-               and "check." in c.source]
-    assert len(answers) >= 5, "the worked answers' code is not kept, collapsed and not run, as raw cells"
-    assert not any("assert" in c.source for c in cells), "the page's own checks are in the download"
-    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert text.count("**Check yourself:**") == source.count(":::{quick-check}")
-    assert text.count("<summary>Answer to Exercise") >= 7
+def as_colab_shows(nb) -> str:
+    """Everything a notebook shows as Colab and VS Code show it: ``source_hidden`` and
+    ``outputs_hidden`` ignored, raw cells shown as text, every output's text, HTML and
+    printed lines."""
+    def strings(value):
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, (list, dict)):
+            for item in (value.values() if isinstance(value, dict) else value):
+                yield from strings(item)
+
+    return "\n".join(part for cell in nb.cells for part in [cell.source, *strings(cell.get("outputs", []))])
+
+
+def squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def answer_prose(source: str) -> list[list[str]]:
+    """For each worked answer of a page, in order, the runs of six or more plain words in its
+    text that the page says nowhere else (its markup, maths and code split them)."""
+    dropdowns = re.finditer(r"^(:{3,})\{solution\}[^\n]*\n(.*?)^\1[ \t]*$", source, re.MULTILINE | re.DOTALL)
+    bodies = [m[2] for m in dropdowns]
+    gated = re.findall(r"^```\{solution-start\}.*?^```\{solution-end\}", source, re.MULTILINE | re.DOTALL)
+    # a code cell between splits the text: a notebook has it in two cells
+    bodies += [re.sub(r"^```\{code-cell\}.*?^```$", "`", body, flags=re.MULTILINE | re.DOTALL) for body in gated]
+    rest = squeeze(re.sub(r"^```\{solution-start\}.*?^```\{solution-end\}|^(:{3,})\{solution\}.*?^\1[ \t]*$",
+                          "", source, flags=re.MULTILINE | re.DOTALL))
+    found = []
+    for body in sorted(bodies, key=source.find):
+        runs = [squeeze(run) for run in re.split(r"[`$\[\](){}*_\n]|:[a-z-]+:", body.replace("\n", " "))]
+        found.append([run for run in runs if len(run.split()) >= 6 and run not in rest])
+    return found
+
+
+def test_exercises_download_is_a_worksheet_with_no_answer_in_view(build_dir, root):
+    """The exercises' download as Colab and VS Code show it, which honour no folding: every
+    starter and its check, visible, with no saved output (a verdict names the bugs the page
+    asks the reader to find), and not one line of a worked answer, text or code, anywhere in
+    the notebook, before or after the starters. The same holds for any page with answers."""
+    rendered = dict(executed_notebooks(build_dir))
+    for rel in answered_pages(root):
+        nb = nbformat.read(downloads(build_dir)[rel], as_version=4)
+        source = (root / rel).read_text()
+        # the notebook as Colab shows it, and the .md download made from it
+        everything = as_colab_shows(nb) + "\n" + downloads(build_dir)[rel].with_suffix(".md").read_text()
+        starters = [cell.source for cell, inside in zip(code_cells(rendered[rel]), in_answers(rendered[rel]))
+                    if not inside]
+        answers = answer_sources(rendered[rel])
+        # an answer's own lines: those no starter (nor the page's set-up) has
+        own = {line.strip() for answer in answers for line in answer.split("\n")
+               if len(line.strip()) > 12} - {line.strip() for s in starters for line in s.split("\n")}
+        assert len(answers) >= 5 and len(own) >= 20, f"{rel}: the test found too few answers: {answers}"
+        leaked = sorted(line for line in own if line in everything)
+        assert not leaked, f"{rel}: a worked answer's code is in the reader's notebook: {leaked[:5]}"
+        prose = answer_prose(source)
+        assert len(prose) >= 7 and all(prose), f"{rel}: the test found too little answer text: {prose}"
+        text = squeeze(everything)
+        leaked = [run for runs in prose for run in runs if run in text]
+        assert not leaked, f"{rel}: a worked answer's text is in the reader's notebook: {leaked[:3]}"
+        assert "Answer to Exercise" not in everything
+        assert not [c for c in nb.cells if c.cell_type == "raw"], f"{rel}: a raw cell, shown as text"
+        with_outputs = [c.source[:60] for c in code_cells(nb) if c.outputs]
+        assert not with_outputs, f"{rel}: saved outputs under the reader's cells: {with_outputs}"
+        calls = sorted(set(re.findall(r"^check\.\w+\(\w+\)", source, re.MULTILINE)))
+        if rel == Path("book/exercises.md"):
+            assert len(calls) >= 7, calls
+        for call in calls:
+            assert [c for c in code_cells(nb) if call in c.source and not c.metadata.get("jupyter")], \
+                f"{rel}: no visible starter cell with {call}"
+        assert not any("assert" in c.source for c in code_cells(nb)), f"{rel}: the page's own checks are in it"
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        assert text.count("**Check yourself:**") == source.count(":::{quick-check}")
+
+
+def test_the_answers_notebook_holds_every_answer_in_order_run(build_dir, root):
+    """Beside the worksheet, the answers notebook: the page as it ran, each answer under a
+    heading, in the page's order, its code a cell that runs, with the output the page shows."""
+    rendered = dict(executed_notebooks(build_dir))
+    for rel in answered_pages(root):
+        nb = nbformat.read(solutions_of(downloads(build_dir)[rel]), as_version=4)
+        source = (root / rel).read_text()
+        cells = page_cells(nb)
+        answers = answer_sources(rendered[rel])
+        shown = [c.source for c in cells if c.source in answers]
+        assert shown == answers, f"{rel}: the answers notebook lacks answers, or has them out of order"
+        for cell in cells:
+            if cell.source in answers:
+                assert cell.cell_type == "code" and not cell.metadata.get("jupyter"), cell.source[:60]
+                assert cell.outputs or "check." not in cell.source, f"{rel}: {cell.source[:60]!r} has no output"
+        verdicts = [o for c in cells if c.source in answers and "check." in c.source for o in c.outputs]
+        assert verdicts and all("Right" in str(o) for o in verdicts), f"{rel}: an answer's check is not Right"
+        text = squeeze("\n".join(c.source for c in nb.cells if c.cell_type == "markdown"))
+        headings = [int(n) for n in re.findall(r"#+ Answer to Exercise (\d+)", text)]
+        assert len(headings) == len(ANSWER_START.findall(source)), f"{rel}: answers without a heading: {headings}"
+        assert headings == sorted(headings), headings
+        missing = [run for runs in answer_prose(source) for run in runs if run not in text]
+        assert not missing, f"{rel}: answer text missing from the answers notebook: {missing[:3]}"
+
+
+def test_the_answers_notebook_is_linked_from_the_page_and_the_worksheet(build_dir, root):
+    import yaml
+
+    config = yaml.safe_load((root / "_config.yml").read_text())
+    repository = config["repository"]["url"]
+    org_repo = repository.rstrip("/").split("github.com/", 1)[1]
+    site = site_url(SimpleNamespace(html_baseurl=config["sphinx"].get("config", {}).get("html_baseurl", ""),
+                                    html_theme_options={"repository_url": repository}))
+    for rel in answered_pages(root):
+        download = downloads(build_dir)[rel]
+        solutions = solutions_of(download)
+        name = rel.with_suffix("").as_posix() + SOLUTIONS + ".ipynb"
+        # the page: a link a student follows, to the file the site serves
+        html = (build_dir / "html" / rel).with_suffix(".html")
+        hrefs = re.findall(r'<a [^>]*href="([^"]*)"', html.read_text())
+        targets = [(html.parent / h).resolve() for h in hrefs if not h.startswith(("http", "#"))]
+        assert solutions.resolve() in targets, f"{rel}: the page does not link to {solutions.name}"
+        # the worksheet: at the end, the published answers notebook and the same in Colab
+        last = nbformat.read(download, as_version=4).cells[-1]
+        assert last.cell_type == "markdown", last.source
+        assert f"]({site}_sources/{name})" in last.source, last.source
+        assert f"]({COLAB}/{org_repo}/blob/{NOTEBOOKS_BRANCH}/{name})" in last.source, last.source
+        # and the answers notebook leads back to the page and its worksheet
+        answers = nbformat.read(solutions, as_version=4)
+        assert page_cells(answers), solutions  # the install cell first
+        note = answers.cells[1].source
+        assert f"]({site}{rel.with_suffix('.html').as_posix()})" in note, note
+        assert f"]({site}_sources/{rel.with_suffix('.ipynb').as_posix()})" in note, note

@@ -102,22 +102,51 @@ def test_links_to_the_published_book_and_to_colab():
     assert site_url(config) == "https://courses.example.edu/rec11/"
 
 
-def test_a_worked_answers_code_is_collapsed_in_the_download():
-    import nbformat
+def exercise_page():
+    verdict = new_output("stream", name="stdout", text="Not yet: the softmax runs down the columns\n")
+    return new_notebook(cells=[
+        new_markdown_cell("::::{exercise}\n:label: ex-a\n\nQ.\n::::"),
+        new_code_cell("starter = 2\ncheck(starter)", outputs=[verdict], metadata={"tags": ["hide-output"]}),
+        new_markdown_cell("```{solution-start} ex-a\n:class: dropdown\n```\n\nThe fix."),
+        new_code_cell("answer = 1", outputs=[new_output("stream", name="stdout", text="Right\n")]),
+        new_markdown_cell("```{solution-end}\n```\n\n:::{solution} ex-a\n:class: dropdown\n\nIn words.\n:::"),
+    ])
 
-    from rec11_book.notebooks import for_download
-    from rec11_book.plainmd import Context
 
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("::::{exercise}\n:label: ex-a\n\nQ.\n::::\n\n```{solution-start} ex-a\n```\n"),
-        nbformat.v4.new_code_cell("answer = 1"),
-        nbformat.v4.new_markdown_cell("```{solution-end}\n```\n\nNext."),
-        nbformat.v4.new_code_cell("starter = 2")])
-    cells = for_download(nb, Context(docname="book/x", site="")).cells
-    # kept to read, collapsed, but not run by "Run All": it would define the answer over the reader's
+def answers_context():
+    return Context(docname="book/x", site="https://s/", solutions_url="https://s/_sources/book/x-solutions.ipynb",
+                   solutions_colab="https://colab/x-solutions.ipynb")
+
+
+def test_a_page_with_answers_downloads_as_a_worksheet_without_them():
+    """Colab and VS Code show a cell whatever its ``source_hidden``: the answers are not in
+    the reader's notebook at all, and no saved verdict names the starter's bugs."""
+    cells = for_download(exercise_page(), answers_context()).cells
     assert [(c.cell_type, c.source) for c in cells if c.cell_type != "markdown"] == \
-        [("raw", "answer = 1"), ("code", "starter = 2")]
-    assert cells[1].metadata["jupyter"] == {"source_hidden": True}
+        [("code", "starter = 2\ncheck(starter)")]
+    assert cells[1].outputs == [] and "jupyter" not in cells[1].metadata  # their own verdict, unfolded
+    text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    assert "The fix" not in text and "In words" not in text and "Answer to" not in text
+    assert cells[-1].source.startswith("## Answers") and "(https://s/_sources/book/x-solutions.ipynb)" in text
+    assert "(https://colab/x-solutions.ipynb)" in cells[-1].source
+    nbformat.validate(for_download(exercise_page(), answers_context()))
+
+
+def test_the_answers_notebook_is_the_page_with_each_answer_run_under_a_heading():
+    cells = for_download(exercise_page(), answers_context(), install="# install", answers=True).cells
+    assert [c.cell_type for c in cells] == ["code", "markdown", "markdown", "code", "markdown", "code", "markdown"]
+    assert "Worked answers" in cells[1].source and "(https://s/_sources/book/x.ipynb)" in cells[1].source
+    assert cells[3].outputs[0].text.startswith("Not yet") and cells[5].outputs[0].text == "Right\n"
+    assert cells[4].source == "### Answer to Exercise 1\n\nThe fix."
+    assert cells[6].source == "### Answer to Exercise 1\n\nIn words."
+
+
+def test_a_page_without_answers_keeps_its_outputs_and_gets_no_answers_cell():
+    nb = exercise_page()
+    nb.cells = nb.cells[:2]
+    cells = for_download(nb, answers_context()).cells
+    assert cells[1].outputs and cells[1].metadata["jupyter"] == {"outputs_hidden": True}
+    assert len(cells) == 2
 
 
 def test_the_pages_own_checks_stay_out_of_the_download():

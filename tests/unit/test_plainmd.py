@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from rec11_book.plainmd import Context, convert
+from rec11_book.plainmd import Context, convert, has_answers
 
 SITE = "https://example.github.io/book/"
 
@@ -37,13 +37,15 @@ def test_labels_and_comments_go_and_links_point_at_the_published_pages():
     assert "[two\nlines](https://example.github.io/book/book/three-details.html#sec-kl)" in out
 
 
-def test_exercises_become_headings_and_solutions_details():
+def test_exercises_become_headings_and_solutions_go_to_the_answers_notebook():
     text = ("## Exercises\n\n::::{exercise}\n:label: ex-a\n\n:::{slide}\nWhy $\\sqrt{d_k}$?\n:::\n::::\n\n"
-            ":::{solution} ex-a\n:class: dropdown\n\nBecause **variance**.\n:::\n")
+            ":::{solution} ex-a\n:class: dropdown\n\nBecause **variance**.\n:::\n\nNext.")
     out = convert(text, context()[0])
-    assert out.startswith("## Exercises\n\n### Exercise 1\n\nWhy $\\sqrt{d_k}$?")
-    assert "<details>\n<summary>Answer to Exercise 1</summary>\n\nBecause **variance**.\n\n</details>" in out
-    assert ":::" not in out and "{" + "solution}" not in out
+    # a folded answer is in view in Colab and VS Code: the reader's notebook has none
+    assert out == "## Exercises\n\n### Exercise 1\n\nWhy $\\sqrt{d_k}$?\n\nNext."
+    answers = convert(text, context(answers=True)[0])
+    assert "### Exercise 1\n\nWhy $\\sqrt{d_k}$?\n\n#### Answer to Exercise 1\n\nBecause **variance**.\n\nNext." in answers
+    assert ":::" not in answers and "{" + "solution}" not in answers
 
 
 def test_admonitions_become_quotes_and_dropdowns_details():
@@ -57,6 +59,15 @@ def test_roles_facts_and_glue_are_filled_in():
     out = convert("KL {glue:text}`kl:.1f` by {{ final_date }}; {handout}`the handout`.", ctx)
     assert out == "KL 0.2 by Tue 12/1; [the handout](https://example.github.io/book/handout.pdf)."
     assert problems == []
+
+
+def test_the_solutions_notebook_role_links_the_answers_or_is_reported():
+    ctx, problems = context(solutions_url=SITE + "_sources/book/vae-solutions.ipynb")
+    out = convert("See {solutions-notebook}`the answers`.", ctx)
+    assert out == "See [the answers](https://example.github.io/book/_sources/book/vae-solutions.ipynb)."
+    ctx, problems = context()  # a page with no worked answers
+    convert("Intro.\n\nSee {solutions-notebook}`the answers`.", ctx, first_line=5)
+    assert problems == [(7, "{solutions-notebook}: this page has no worked answers to link to")]
 
 
 def test_code_blocks_are_left_as_written():
@@ -99,7 +110,8 @@ def test_the_book_pages_convert_without_markup(root, page):
     text = (root / "book" / page).read_text()
     body = re.sub(r"```\{code-cell\}.*?\n```", "", text.split("---", 2)[2] if text.startswith("---") else text,
                   flags=re.S)
-    ctx, problems = context(docname=f"book/{page[:-3]}", book=root, agenda=lambda doc, slides: "| agenda |")
+    ctx, problems = context(docname=f"book/{page[:-3]}", book=root, agenda=lambda doc, slides: "| agenda |",
+                            solutions_url=f"{SITE}answers.ipynb" if has_answers(text) else "")
     out = convert(body, ctx)
     assert not [p for p in problems if "glued value" not in p[1]], problems
     for markup in (":::", "{slide}", "{instructor-note}", "{exercise}", "{solution}", ")=\n", "{handout}"):
@@ -124,13 +136,19 @@ def test_quick_checks_become_a_prompt_and_a_collapsed_answer():
     assert problems == [(7, "quick-check: no glued value 'nowhere' on this page (:answer-glue:)")]
 
 
-def test_a_gated_solution_is_collapsed_across_cells():
+def test_a_gated_solution_goes_across_cells_and_stands_under_a_heading_in_the_answers():
+    cells = ["::::{exercise}\n:label: ex-a\n\nQuestion.\n::::\n",
+             "Before.\n\n```{solution-start} ex-a\n:class: dropdown\n```\n\nThe fix is one line.\n",
+             "It prints Right.\n\n```{solution-end}\n```\n\n::::{exercise}\n:label: ex-b\n\nNext.\n::::\n"]
     ctx, problems = context()
-    convert("::::{exercise}\n:label: ex-a\n\nQuestion.\n::::\n", ctx)
-    first = convert("Before.\n\n```{solution-start} ex-a\n:class: dropdown\n```\n\nThe fix is one line.\n", ctx)
-    assert first == "Before.\n\n<details>\n<summary>Answer to Exercise 1</summary>\n\nThe fix is one line.\n\n</details>"
-    assert ctx.solution == "Answer to Exercise 1", "the code cells that follow are collapsed"
-    last = convert("It prints Right.\n\n```{solution-end}\n```\n\n::::{exercise}\n:label: ex-b\n\nNext.\n::::\n", ctx)
-    assert last == "<details>\n<summary>Answer to Exercise 1</summary>\n\nIt prints Right.\n\n</details>\n\n## Exercise 2\n\nNext."
-    assert ctx.solution is None
+    out = [convert(cells[0], ctx), convert(cells[1], ctx)]
+    assert out[1] == "Before."
+    assert ctx.solution == "Answer to Exercise 1", "the code cells that follow go too"
+    out.append(convert(cells[2], ctx))
+    assert out[2] == "## Exercise 2\n\nNext." and ctx.solution is None
+    ctx, problems = context(answers=True)
+    out = [convert(cell, ctx) for cell in cells]
+    assert out[1] == "Before.\n\n### Answer to Exercise 1\n\nThe fix is one line."
+    assert out[2] == "It prints Right.\n\n## Exercise 2\n\nNext."
     assert problems == []
+    assert has_answers(cells[1]) and not has_answers(cells[0] + cells[2])
