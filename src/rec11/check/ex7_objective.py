@@ -311,7 +311,7 @@ def _scalar(value) -> float | dict[str, str]:
         return {"not_scalar": f"your loss has shape {tuple(value.shape)}, one number per "
                               "example or per entry: return one number, reduced over the "
                               "batch (the slide's F.mse_loss averages; the VAE's sums)."}
-    return float(value)
+    return float(value.detach())
 
 
 def vae_loss(fn) -> Verdict:
