@@ -392,8 +392,10 @@ def _vae_mistakes(at, terms, sizes, cases) -> dict[str, str]:
     kl = [v[1.0] - v[0.0] for v in at]
     both = lambda values, kind: set.intersection(*(_explanations(x, t[kind], s) for x, t, s in
                                                    zip(values, terms, sizes)))
-    rights = lambda values: {div for name, div in both(values, 0) if name == "right"}
-    if all(abs(r) < 1e-6 for r in recon) and rights(kl):
+    whole = lambda div: all(math.isclose(x, (float(t[0][0][1]) + float(t[1][0][1])) /
+                                         DIVISORS[div](*z), rel_tol=1e-4)
+                            for x, t, z in zip(kl, terms, sizes))
+    if all(abs(r) < 1e-6 for r in recon) and any(whole(div) for div in SHARED):
         return {"beta_on_both": VAE_MISTAKES["beta_on_both"]}
     r, k = both(recon, 0), both(kl, 1)
     if not r or not k:
