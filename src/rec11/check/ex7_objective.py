@@ -432,7 +432,7 @@ def _vae_mistakes(at, terms, sizes, cases) -> dict[str, str]:
 
 def _vae_counterexample(recon, kl, terms, sizes, cases, recon_ok) -> dict[str, str]:
     """The first case's two terms, read off the loss at beta = 0 and 1, against the right ones."""
-    (r_name, r_value), (k_name, k_value) = terms[0][0][0], terms[0][1][0]
+    r_value, k_value = terms[0][0][0][1], terms[0][1][0][1]  # the right terms of case 0
     return {"differs": f"on {case_name('vae_loss', 0, cases[0])} your loss at beta = 0 is "
                        f"{recon[0]:.5g}, where the summed squared error is {float(r_value):.5g}, "
                        f"and it grows by {kl[0]:.5g} per unit of beta, where the KL is "
@@ -554,7 +554,7 @@ def diffusion_loss(fn) -> Verdict:
         model, x0, t, eps, abar = case.make()
         ran = run(fn, (model, x0, t, eps, abar))
         again_model, *again_args = case.make()
-        again = run(fn, (again_model, *again_args), seed=SEED + 1)
+        run(fn, (again_model, *again_args), seed=SEED + 1)  # what it gives the model, again
         if isinstance(ran.error, TypeError) and "argument: 't'" in str(ran.error):
             return wrong({"no_t": MODEL_T["no_t"]})
         if ran.error is not None:
