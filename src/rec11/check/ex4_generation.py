@@ -105,15 +105,20 @@ def _sampling_batch() -> torch.Tensor:
     return KINDS.repeat(PER_KIND, 1)
 
 
+def _left_out(setting) -> str:
+    return " (the defaults: left out of the call)" if tuple(setting) == DEFAULTS else ""
+
+
 @battery("generate")
 def cases() -> list[Case]:
     """(model, idx, steps, temperature, top_k): four ChainLM cases, then FakeLM's settings."""
     out = [Case(lambda c=c: (ChainLM(c[1]).train(), torch.tensor(c[0]), c[2], c[3], c[4]),
                 f"{len(c[0])} prompt(s) of {len(c[0][0])} tokens, block_size {c[1]}, {c[2]} "
-                f"steps, temperature {c[3]}, top_k {c[4]}")
+                f"steps, temperature {c[3]}, top_k {c[4]}{_left_out(c[3:])}")
            for c in CHAINS]
     out += [Case(lambda s=s: (FakeLM().eval(), _sampling_batch(), 1, s[0], s[1]),
-                 f"12,000 prompts of 4 kinds, 1 step, temperature {s[0]}, top_k {s[1]}")
+                 f"12,000 prompts of 4 kinds, 1 step, temperature {s[0]}, top_k {s[1]}"
+                 f"{_left_out(s)}")
             for s in SETTINGS]
     return out
 
@@ -167,9 +172,16 @@ MISTAKES = {
 }
 
 
+DEFAULTS = (1.0, None)  # (temperature, top_k) of the exercise's signature
+
+
 def _call(fn, args, seed=None):
+    """Run ``fn`` on a case. A case at the defaults leaves them out, fn(model, idx, steps),
+    as a student calls it: a default other than temperature=1.0, top_k=None then shows."""
     model, idx, steps, temperature, top_k = args
     extra = {} if seed is None else {"seed": seed}
+    if (temperature, top_k) == DEFAULTS:
+        return run(fn, (model, idx, steps), **extra)
     return run(fn, (model, idx, steps), temperature=temperature, top_k=top_k, **extra)
 
 
@@ -385,7 +397,13 @@ def _sampling_mistakes(fn, cases) -> dict[str, str] | Verdict:
                         f"{_rounded(right_p[s, j])}: {gaps[s, j]:.2f} apart in L1, where "
                         f"{PER_KIND:,} right draws stay within {GAP}. Try: "
                         f"model, idx, steps, temperature, top_k = check.inputs('generate', {k}),"
-                        " and print your probabilities for the rows idx[:4]."}
+                        " and print your probabilities for the rows idx[:4]"
+                        + (_DEFAULTS_TRY if SETTINGS[s] == DEFAULTS else ".")}
+
+
+# A case at the defaults calls fn(model, idx, steps): a wrong default shows only there.
+_DEFAULTS_TRY = (", with your function called as generate(model, idx, steps), as this case "
+                 "calls it: are its defaults temperature=1.0, top_k=None?")
 
 
 def _rounded(p) -> list[float]:
