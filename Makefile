@@ -4,7 +4,8 @@
 #   make test    create .venv if needed, run the whole test suite
 # and helpers: make slides and make handout (the deck and the PDFs, from the build),
 # make preview (live reload while editing), make bench (writes BENCHMARKS.md),
-# make robustness (writes ROBUSTNESS.md), make claims PAGE=... (one page's claims), make clean.
+# make robustness (writes ROBUSTNESS.md), make claims PAGE=... (one page's claims), make clean,
+# make mutants (the checks' power, by mutation testing: docs/checks.md).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -15,7 +16,7 @@ TORCH_INDEX_URL ?=
 PIP_EXTRA := $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL),)
 PREVIEW_PORT ?= 8000
 
-.PHONY: check build test slides handout preview bench robustness claims clean
+.PHONY: check build test slides handout preview bench robustness claims clean mutants
 
 # Two packages, both editable: the course code (src/pyproject.toml, rec11) and the book's
 # build and tools (pyproject.toml, rec11-book).
@@ -59,6 +60,16 @@ test: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest -n 2 -m "not bench and not book" --durations=15 || status=1; \
 	$(PY) -m pytest -n 2 --dist loadgroup -m "book and not bench" --durations=30 || status=1; \
 	exit $$status
+
+# The checks' power (heavy tier, not in make check): mutmut mutates the worked answers of
+# book/exercises.md (tests/mutation/answers.py) and runs each check on every mutant, then
+# prints the per-check table of docs/checks.md and fails on a survivor not shown equivalent
+# (tests/mutation/equivalent.py). About a minute on 2 cores. One torch thread per process:
+# mutmut forks, and a forked torch thread pool can hang (every mutant then times out).
+mutants: $(VENV)/.installed
+	rm -rf mutants
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m mutmut run --max-children 2
+	$(PY) -m tests.mutation.report
 
 # Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT): the
 # same build as `make build` (same cache, same _build), from a warm process (rec11_book.preview).

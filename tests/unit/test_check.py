@@ -67,7 +67,7 @@ def test_padding_mask():
     assert names(check.padding_mask(real)) == {"no_axes"}
     assert names(check.padding_mask(lambda L, T: real(L, T)[:, None, :, None])) == {"masks_queries"}
     assert names(check.padding_mask(lambda L, T: ~real(L, T)[:, None, None, :])) == {"inverted"}
-    assert names(check.padding_mask(lambda L, T: torch.ones(len(L), 1, 1, T))) == {"unknown"}
+    assert names(check.padding_mask(lambda L, T: torch.ones(len(L), 1, 1, T))) == {"nothing"}
 
 
 def loop(crop=True, eval_mode=True, no_grad=True, pick="sample", temperature_op="divide",
