@@ -699,9 +699,10 @@ REPARAMETERIZE_MISTAKES = {
     "no_noise": "your z is mu, with no noise: add sigma * eps with eps = torch.randn_like(mu), or "
                 "the code is a point and the KL has nothing to pull on.",
     "no_mean": "your z does not centre on mu: z = mu + sigma * eps.",
-    "no_gradient": "no gradient reaches mu and logvar: torch.normal(mu, sigma) samples without "
-                   "a path back. Draw eps = torch.randn_like(mu), which needs no gradient, and "
-                   "return mu + sigma * eps.",
+    "no_gradient": "no gradient reaches mu and logvar (torch.normal(mu, sigma), for one, "
+                   "records a path back whose gradient is exactly zero, without a warning). "
+                   "Draw eps = torch.randn_like(mu), which needs no gradient, and return "
+                   "mu + sigma * eps.",
     "shared_eps": "every row gets the same noise: draw eps of mu's shape, torch.randn_like(mu).",
 }
 
