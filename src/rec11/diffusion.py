@@ -214,9 +214,10 @@ def load(cfg: DiffusionConfig = DiffusionConfig(), name: str = "diffusion-2d"):
 def reverse_mean(xt, t: int, eps_hat, betas, alphas, abar):
     """The mean of p(x_{t-1} | x_t), Ho et al.'s eq. 11.
 
-    t is the code's index, the paper's step t + 1. Not x_t - eps_hat: only
-    the share β_t / √(1 - ᾱ_t) of the predicted noise is removed, and the
-    rest is rescaled by 1 / √α_t, undoing one step's shrinking.
+    t is the code's index, the paper's step t + 1. Not x_t - eps_hat: eps_hat
+    estimates ε, and x_t holds √(1 - ᾱ_t) ε of noise; subtracting
+    β_t / √(1 - ᾱ_t) times eps_hat removes the fraction β_t / (1 - ᾱ_t) of it,
+    and 1 / √α_t undoes one step's shrinking.
     """
     return (xt - betas[t] / (1 - abar[t]).sqrt() * eps_hat) / alphas[t].sqrt()
 

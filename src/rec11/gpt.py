@@ -58,11 +58,14 @@ class Block(nn.Module):
     def forward(self, x, mask, ablate: bool = False, head_mask=None):
         """x: (N, T, d) -> (N, T, d), and the attention weights (N, H, T, T).
 
-        ``ablate`` drops the attention output, so only the residual stream carries
-        each position's information past this layer's attention. ``head_mask`` (H,)
-        drops single heads instead (0 removes a head; see ``MultiHeadAttention``).
+        ``ablate`` drops the attention output, so only the residual stream
+        carries each position's information past this layer's attention.
+        ``head_mask`` (H,) drops single heads instead (0 removes a head; see
+        ``MultiHeadAttention``).
         """
-        a, A = self.attn(self.ln_1(x), mask=mask, return_attn=True, head_mask=head_mask)  # (N, T, d), (N, H, T, T)
+        # a: (N, T, d); A: (N, H, T, T)
+        a, A = self.attn(self.ln_1(x), mask=mask, return_attn=True,
+                         head_mask=head_mask)
         if not ablate:
             x = x + self.drop(a)
         x = x + self.mlp(self.ln_2(x))

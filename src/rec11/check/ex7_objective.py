@@ -44,10 +44,11 @@ REPARAMETERIZE_MISTAKES = {
     "no_noise": "your z is mu, with no noise: add sigma * eps with eps = torch.randn_like(mu), "
                 "or the code is a point and the KL has nothing to pull on.",
     "no_mean": "your z does not centre on mu: z = mu + sigma * eps.",
-    "torch_normal": "your z comes from torch.normal(mu, sigma): its draws carry a gradient of "
-                    "exactly zero back to mu and sigma, so the encoder learns nothing from the "
-                    "reconstruction, silently. Draw eps = torch.randn_like(mu), which needs no "
-                    "gradient, and return mu + sigma * eps.",
+    "torch_normal": "your z comes from torch.normal(mu, sigma): it records a path back "
+                    "(NormalBackward) whose gradient to mu and sigma is exactly zero, without a "
+                    "warning, so the encoder learns nothing from the reconstruction. Draw "
+                    "eps = torch.randn_like(mu), which needs no gradient, and return "
+                    "mu + sigma * eps.",
     "shared_eps": "every row gets the same noise: draw eps of mu's shape, torch.randn_like(mu).",
     "shared_across_dims": "every latent dimension of a row gets the same noise (one draw per "
                           "row): the dimensions of z must be independent. Draw eps of mu's "
