@@ -116,3 +116,26 @@ def test_every_case_of_every_battery_is_fresh_each_time():
     Q, *_ = check.inputs("attention", 0)
     Q.zero_()
     assert check.inputs("attention", 0)[0].abs().sum() > 0
+
+
+def _attention(scores_of, weights=lambda A: A, fill=float("-inf")):
+    def attention(Q, K, V, mask):
+        scores = scores_of(Q, K, V).masked_fill(mask == 0, fill)
+        return weights(torch.softmax(scores, dim=-1)) @ V
+    return attention
+
+
+ATTENTION_SLIPS = [  # each used to get the same "not in a way this check recognises"
+    (_attention(lambda Q, K, V: Q @ K.transpose(-2, -1) / Q.size(-1) ** 1 / 2), "scale_half"),
+    (_attention(lambda Q, K, V: Q @ K.transpose(-2, -1) / math.sqrt(V.size(-1))), "scale_dv"),
+    (_attention(lambda Q, K, V: K @ Q.transpose(-2, -1) / math.sqrt(Q.size(-1))), "keys_queries"),
+    (_attention(lambda Q, K, V: Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1)),
+                weights=lambda A: A.transpose(-2, -1)), "weights_transposed"),
+    (_attention(lambda Q, K, V: Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1)), fill=-10.0),
+     "fill_finite"),
+]
+
+
+def test_attention_names_the_slips_it_used_to_lump_together():
+    for fn, name in ATTENTION_SLIPS:
+        assert check.attention(fn).mistakes == [name]

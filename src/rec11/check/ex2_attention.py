@@ -42,8 +42,9 @@ MISTAKES = {
     "no_scale": "your scores are not divided by sqrt(d_k): they are sqrt(d_k) times too "
                 "large, and the softmax saturates as d_k grows.",
     "scale_dk": "you divide by d_k, not sqrt(d_k): the scores come out too small.",
-    "scale_half": "you divide by d_k / 2: in Python `d_k ** 1/2` is (d_k ** 1) / 2, since "
-                  "the power binds before the division. Write d_k ** 0.5 or math.sqrt(d_k).",
+    "scale_half": "you divide by d_k / 2 or by 2 * d_k: in Python `d_k ** 1/2` is "
+                  "(d_k ** 1) / 2, since the power binds before the division (and "
+                  "`scores / d_k ** 1/2` is scores / d_k / 2). Write d_k ** 0.5 or math.sqrt(d_k).",
     "scale_dv": "you divide by sqrt(d_v), the values' width: the scores are dot products of "
                 "queries and keys, so the scale is sqrt(d_k), Q.size(-1).",
     "keys_queries": "your scores are K Q^T, so row i holds key i against every query: "
@@ -126,7 +127,7 @@ def _variant(dim=-1, scale="sqrt", masking="before", source="given", order="QK",
                 "transposed": lambda: mask.transpose(-2, -1)}[source]()
         scores = Q @ K.transpose(-2, -1) if order == "QK" else K @ Q.transpose(-2, -1)
         scores = scores / {"sqrt": math.sqrt(d_k), "none": 1.0, "dk": d_k,
-                           "half": d_k / 2, "dv": math.sqrt(d_v)}[scale]
+                           "half": d_k / 2, "twice": 2 * d_k, "dv": math.sqrt(d_v)}[scale]
         forbidden = mask == 0
         if masking == "before":
             scores = scores.masked_fill(forbidden, float("-inf"))
@@ -153,7 +154,8 @@ def _variant(dim=-1, scale="sqrt", masking="before", source="given", order="QK",
 
 
 NAMES = {"dim": {-2: "dim", 0: "dim_batch"},
-         "scale": {"none": "no_scale", "dk": "scale_dk", "half": "scale_half", "dv": "scale_dv"},
+         "scale": {"none": "no_scale", "dk": "scale_dk", "half": "scale_half",
+                   "twice": "scale_half", "dv": "scale_dv"},
          "masking": {"after": "mask_after", "zero": "mask_zero", "inverted": "mask_inverted",
                      "added": "mask_added", "none": "no_mask"},
          "source": {"own": "own_mask", "both": "adds_causal", "transposed": "mask_transposed"}}
@@ -162,7 +164,7 @@ NAMES = {"dim": {-2: "dim", 0: "dim_batch"},
 def variants():
     """(names, function) of every mistake the check can name, and of their combinations."""
     for dim, scale, masking, source in itertools.product(
-            (-1, -2, 0), ("sqrt", "none", "dk", "half", "dv"),
+            (-1, -2, 0), ("sqrt", "none", "dk", "half", "twice", "dv"),
             ("before", "after", "zero", "inverted", "added", "none"),
             ("given", "own", "both", "transposed")):
         if masking == "none" and source != "given":
