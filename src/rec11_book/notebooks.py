@@ -55,7 +55,7 @@ from rec11_book import plainmd
 from rec11_book.pagefacts import uses_trained_models
 from rec11_book.pages import AGENDA_MARKDOWN
 from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
-from rec11_book.plainmd import GLUE_ROLE, has_answers, paste_glue
+from rec11_book.plainmd import has_answers
 from rec11.explore import MIME as EXPLORABLE
 
 GLUE_RECORD = "application/papermill.record/"

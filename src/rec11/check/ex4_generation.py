@@ -175,14 +175,13 @@ MISTAKES = {
 DEFAULTS = (1.0, None)  # (temperature, top_k) of the exercise's signature
 
 
-def _call(fn, args, seed=None):
+def _call(fn, args):
     """Run ``fn`` on a case. A case at the defaults leaves them out, fn(model, idx, steps),
     as a student calls it: a default other than temperature=1.0, top_k=None then shows."""
     model, idx, steps, temperature, top_k = args
-    extra = {} if seed is None else {"seed": seed}
     if (temperature, top_k) == DEFAULTS:
-        return run(fn, (model, idx, steps), **extra)
-    return run(fn, (model, idx, steps), temperature=temperature, top_k=top_k, **extra)
+        return run(fn, (model, idx, steps))
+    return run(fn, (model, idx, steps), temperature=temperature, top_k=top_k)
 
 
 HINTS = {"probability tensor contains": "are the probabilities a softmax over the vocabulary, "
