@@ -24,7 +24,6 @@ from rec11_book.notebooks import (
     COLAB,
     FINGERPRINT,
     GLUE_RECORD,
-    GLUE_ROLE,
     NOTEBOOKS_BRANCH,
     QUIET_TRAINING,
     SOLUTIONS,
@@ -33,6 +32,7 @@ from rec11_book.notebooks import (
     site_url,
     without_self_checks,
 )
+from rec11_book.plainmd import GLUE_ROLE
 
 # one worker of make test's two makes the fresh venv once
 pytestmark = [pytest.mark.build, pytest.mark.xdist_group("downloads")]
