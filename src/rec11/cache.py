@@ -26,6 +26,12 @@ student's kernel on a shared hub meets exactly that; the book's build uses the s
 core by training two models side by side instead (``rec11.models``). The number is fixed
 rather than "all cores" because it changes the float rounding, and with it the trained
 weights; for the same reason it is part of the key.
+
+Training also flushes subnormal floats to zero. Once a softmax saturates (a trained
+attention layer, a confident classifier), its smallest weights and their gradients fall
+below 1.2e-38, where x86 CPUs compute in microcode at a fraction of their speed: Exercise
+1's models that learn took four times as long as those that fail. Zero in their place
+changes no digit a page shows, and the key records it, as it does the threads.
 """
 
 from __future__ import annotations
@@ -56,7 +62,7 @@ def _config_dict(config) -> dict:
 def cache_key(name: str, config, modules: Iterable[str], threads: int) -> str:
     payload = json.dumps(
         {"name": name, "config": _config_dict(config), "threads": threads, "seed_shift": seeds.shift(),
-         "code": code_hash(modules)},
+         "code": code_hash(modules), "subnormals": "flushed"},
         sort_keys=True,
         default=str,
     )
@@ -64,13 +70,16 @@ def cache_key(name: str, config, modules: Iterable[str], threads: int) -> str:
 
 
 @contextmanager
-def _threads(n: int):
-    """Run the block with torch on n intra-op threads, then restore the caller's number."""
+def _training_arithmetic(n: int):
+    """Run the block with torch on n intra-op threads and subnormals flushed to zero, then
+    restore the caller's threads and torch's default (subnormals kept)."""
     before = torch.get_num_threads()
     torch.set_num_threads(n)
+    torch.set_flush_denormal(True)  # False where the CPU cannot: then nothing changes
     try:
         yield
     finally:
+        torch.set_flush_denormal(False)
         torch.set_num_threads(before)
 
 
@@ -110,7 +119,7 @@ def load_or_train(
         print(f"Training {name} on this computer's CPU, once: later runs load it from {path.parent}.",
               flush=True)
     start = time.perf_counter()
-    with _threads(threads):
+    with _training_arithmetic(threads):
         info = train(model)
     seconds = time.perf_counter() - start
     if announce:

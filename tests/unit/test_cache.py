@@ -77,3 +77,23 @@ def test_training_threads_do_not_depend_on_the_cores(monkeypatch):
     assert cache.training_threads() == 1
     monkeypatch.setenv("REC11_TRAIN_THREADS", "2")
     assert cache.training_threads() == 2
+
+
+def test_training_flushes_subnormals_and_the_page_keeps_them(tmp_path, monkeypatch):
+    """A saturated softmax's tiny weights are subnormal floats, slow on x86: training flushes
+    them to zero (Exercise 1's models that learn trained four times faster), and the
+    student's own cells afterwards get IEEE arithmetic back."""
+    monkeypatch.setenv("REC11_CACHE_DIR", str(tmp_path))
+    tiny = torch.tensor([1e-39])  # below float32's smallest normal, 1.18e-38
+    during = []
+
+    def train(model):
+        during.append((tiny * 1.0).item())
+        return {}
+
+    assert (tiny * 1.0).item() > 0, "torch keeps subnormals by default"
+    cache.load_or_train("lin", Config(), lambda: torch.nn.Linear(Config.width, 1), train)
+    if not torch.set_flush_denormal(False):  # a CPU without the flag: nothing to check
+        return
+    assert during == [0.0], "training should run with subnormals flushed to zero"
+    assert (tiny * 1.0).item() > 0, "after training, the page's arithmetic keeps subnormals again"
