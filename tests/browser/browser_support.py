@@ -204,23 +204,43 @@ def reveal(box, cell: dict) -> None:
 
 # Loaded: the load event has fired, every image the page has asked for is complete (lazy
 # ones load when scrolled to), the fonts are in, and the page's math, if MathJax is there
-# (only a live output loads it), is typeset.
-SETTLED = """() => document.readyState === 'complete'
-    && [...document.images].every(i => i.loading === 'lazy' && !i.currentSrc || i.complete)
-    && document.fonts.status === 'loaded'
-    && (!window.MathJax || !MathJax.startup || !MathJax.startup.promise || MathJax.startup.promise.then(() => true))"""
+# (only a live output loads it), is typeset. Each condition is its own entry, so that a
+# deadline names the one still false.
+SETTLED = {
+    "the load event": "document.readyState === 'complete'",
+    "every image asked for": "[...document.images].every(i => i.loading === 'lazy' && !i.currentSrc"
+                             " || i.complete)",
+    "the fonts": "document.fonts.status === 'loaded'",
+}
+# Checked at an interval, not on animation frames: a page that paints nothing (no
+# JavaScript, or a machine too busy to produce frames) may run no requestAnimationFrame
+# callback for seconds, and the default polling then never looks.
+POLL_MS = 100
 
 
 def settle(page, timeout: float = 20_000) -> None:
-    """Wait until the page has loaded what it asked for (``SETTLED``); the deadline's error
-    names what is still missing."""
+    """Wait until the page has loaded what it asked for (``SETTLED``), then until MathJax,
+    if the page loaded it, has typeset; the deadline's error names each condition still
+    false and the images still loading."""
+    everything = " && ".join(f"({js})" for js in SETTLED.values())
     try:
-        page.wait_for_function(SETTLED, timeout=timeout)
+        page.wait_for_function(f"() => {everything}", timeout=timeout, polling=POLL_MS)
     except Exception as err:
-        missing = page.evaluate("""() => ({state: document.readyState, fonts: document.fonts.status,
-            images: [...document.images].filter(i => !i.complete && !(i.loading === 'lazy' && !i.currentSrc))
-                .map(i => i.currentSrc || i.src).slice(0, 5)})""")
-        raise AssertionError(f"the page did not settle within {timeout / 1000:g} s: {missing}") from err
+        still = [name for name, js in SETTLED.items() if not page.evaluate(f"() => {js}")]
+        images = page.evaluate("""() => [...document.images]
+            .filter(i => !i.complete && !(i.loading === 'lazy' && !i.currentSrc))
+            .map(i => i.currentSrc || i.src).slice(0, 5)""")
+        raise AssertionError(f"the page did not settle within {timeout / 1000:g} s: still false:"
+                             f" {', '.join(still) or 'none (each was true when read after the deadline)'};"
+                             f" images loading: {images}") from err
+    typeset = "() => !window.MathJax || !MathJax.startup || !MathJax.startup.promise"
+    if not page.evaluate(typeset):
+        try:
+            page.evaluate(f"() => Promise.race([MathJax.startup.promise.then(() => true),"
+                          f" new Promise((_, no) => setTimeout(() => no(new Error('timeout')), {timeout}))])")
+        except Exception as err:
+            raise AssertionError(f"the page loaded, but MathJax had not typeset within"
+                                 f" {timeout / 1000:g} s") from err
 
 
 def live_code_loaded(page) -> None:
