@@ -14,10 +14,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from run_support import SHARED, shared
 
 from rec11_tools.previewtime import free_port
 from rec11_tools.robustness import commit_seed
-from run_support import SHARED, shared
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,9 +14,7 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx

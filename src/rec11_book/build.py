@@ -26,12 +26,12 @@ import sys
 import time
 from pathlib import Path
 
-from rec11_book import executions, preexecute
-from rec11_book.pagefacts import page_modules
-from rec11_book.notebooks import QUIET_TRAINING, executed_notebooks
 from rec11.chapter import load_substitutions
-from rec11_book.pages import FAILED_PAGES
 from rec11.models import MODULES
+from rec11_book import executions, preexecute
+from rec11_book.notebooks import QUIET_TRAINING, executed_notebooks
+from rec11_book.pagefacts import page_modules
+from rec11_book.pages import FAILED_PAGES
 
 
 def jupyter_book() -> list[str]:

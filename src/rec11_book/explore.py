@@ -35,8 +35,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from rec11_book.pages import line_of
 from rec11.explore import MIME
+from rec11_book.pages import line_of
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ def _default_frame(self, node: explorable) -> None:  # other builders: the defau
 
 def setup(app: Sphinx) -> dict:
     app.setup_extension("rec11_book.assets")  # serves static/rec11-explore.js
-    fallback = {b: (_default_frame, None) for b in ("latex", "text", "man", "texinfo")}
+    fallback = dict.fromkeys(("latex", "text", "man", "texinfo"), (_default_frame, None))
     app.add_node(explorable, html=(visit_explorable, None), **fallback)
     app.connect("doctree-read", check_in_figure)
     app.add_js_file("rec11-explore.js", defer="defer")

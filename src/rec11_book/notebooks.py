@@ -39,24 +39,23 @@ Sphinx-side: imports no torch and no model code.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
-import ast
-
 import nbformat
 from docutils import nodes
 from sphinx.util.docutils import SphinxRole
 
+from rec11.explore import MIME as EXPLORABLE
 from rec11_book import plainmd
 from rec11_book.pagefacts import uses_trained_models
 from rec11_book.pages import AGENDA_MARKDOWN
 from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
 from rec11_book.plainmd import has_answers
-from rec11.explore import MIME as EXPLORABLE
 
 GLUE_RECORD = "application/papermill.record/"
 BUILD_METADATA = ("source_map", "jupytext")  # myst-nb's line map; the .md pairing

@@ -28,9 +28,8 @@ from types import SimpleNamespace
 
 import yaml
 
-from rec11_book.fingerprints import fingerprint, with_fingerprint
 from rec11.chapter import toc_pages
-
+from rec11_book.fingerprints import fingerprint, with_fingerprint
 
 # What every kernel prints once and no reader needs: ipykernel's note on its local TCP ports.
 KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption")

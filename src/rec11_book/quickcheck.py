@@ -39,7 +39,6 @@ from sphinx.util.docutils import SphinxDirective
 
 from rec11_book.quickmarkup import LABEL, parse
 
-
 # --- the Sphinx side ---------------------------------------------------------------------
 
 
@@ -155,7 +154,7 @@ def _plain(self, node):  # other builders: the prompt and the choices as text
 
 def setup(app: Sphinx) -> dict:
     app.setup_extension("rec11_book.assets")  # serves static/rec11-quickcheck.js
-    fallback = {b: (_plain, _plain) for b in ("latex", "text", "man", "texinfo")}
+    fallback = dict.fromkeys(("latex", "text", "man", "texinfo"), (_plain, _plain))
     app.add_node(quick_check, html=(visit_form, depart_form), **fallback)
     app.add_node(quick_check_prompt, html=(visit_prompt, depart_prompt), **fallback)
     app.add_node(quick_check_choice, html=(visit_choice, depart_choice), **fallback)

@@ -56,7 +56,7 @@ class Reading:
     def minutes(self) -> float:
         return self.seconds / 60
 
-    def __add__(self, other: "Reading") -> "Reading":
+    def __add__(self, other: Reading) -> Reading:
         return Reading(self.words + other.words, self.figures + other.figures, self.cells + other.cells)
 
 

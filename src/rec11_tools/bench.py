@@ -39,10 +39,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from rec11_book import executions
-from rec11_book.pagefacts import page_modules
 from rec11.chapter import toc_pages
 from rec11.sources import module_closure
+from rec11_book import executions
+from rec11_book.pagefacts import page_modules
 from rec11_tools import pagespeed, previewtime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -276,7 +276,7 @@ def page_speed(book: Path, env: dict) -> dict:
 def render_speed(speed: dict) -> str:
     found, preview, profile = speed["pages"], speed["preview"], speed["profile"]
     summary = pagespeed.summary(found)
-    verdict = lambda ok: "meets" if ok else "**misses**"  # noqa: E731
+    verdict = lambda ok: "meets" if ok else "**misses**"
     lighthouse_ok = all(pagespeed.meets(row["lighthouse"]) for row in found.values())
     median_preview = statistics.median(preview)
     lines = [
@@ -331,7 +331,7 @@ def speed_only(out: Path) -> int:
 
 def render(rows, cells, weights, clone, commit) -> str:
     cold = rows["cold"]["seconds"]
-    verdict = lambda ok: "meets" if ok else "**misses**"  # noqa: E731
+    verdict = lambda ok: "meets" if ok else "**misses**"
     slowest = max((c for page in cells.values() for c in page), key=lambda c: c["seconds"])
     peak = max(c["peak_mb"] for page in cells.values() for c in page)
     heaviest = max(weights.values()) / 2**20

@@ -38,13 +38,11 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from browser_support import (CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSite, book_dir, site_config,
-                             start_jupyter)
+from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSite, book_dir, site_config, start_jupyter
 from run_support import SHARED, keep_running, shared
 
 # Static files, gzipped as GitHub Pages serves them: the same server `make bench` measures with.
 from rec11_tools.pagespeed import PagesLikeHandler
-
 
 # --- timings and page weights, printed after the run as a report --------------------
 

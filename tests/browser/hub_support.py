@@ -121,7 +121,7 @@ class Hub:
 
     # --- the process ---------------------------------------------------------------------
 
-    def start(self, timeout: float = 90) -> "Hub":
+    def start(self, timeout: float = 90) -> Hub:
         assert CHP.is_file(), f"{CHP} is missing: run `npm ci` (configurable-http-proxy is in package.json)"
         env = {**os.environ, "PATH": f"{CHP.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         self.log = self.log_path.open("w")

@@ -17,8 +17,8 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 from browser_support import REPORT, book_dir
+from bs4 import BeautifulSoup
 from test_print import UI_TEXT
 
 from rec11 import notes

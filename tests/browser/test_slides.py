@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 from browser_support import REPORT, book_dir, describe, run_axe
+from bs4 import BeautifulSoup
 
 from rec11 import notes
 from rec11_book.pages import DECK, slide_id

@@ -205,7 +205,7 @@ def test_a_going_further_page_adds_to_its_core_page_reading_time(mini_book):
         "    sections:\n      - file: book/further/core\n")
     result = mini_book.build()
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    html = lambda name: (mini_book.path / "_build" / "html" / "book" / f"{name}.html").read_text()  # noqa: E731
+    html = lambda name: (mini_book.path / "_build" / "html" / "book" / f"{name}.html").read_text()
     # 600 words and one visible code cell: 3 min 10 s; the going-further page: 1,200 words, 6 min
     assert "Reading time 3 min · going further 6 min more" in html("core")
     assert "Going further · reading time 6 min" in html("further/core")

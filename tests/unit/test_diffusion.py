@@ -7,8 +7,8 @@ import pytest
 import torch
 from scipy import stats
 
-from rec11 import data, diffusion as df
-
+from rec11 import data
+from rec11 import diffusion as df
 
 # ---------------------------------------------------------------- the schedule
 

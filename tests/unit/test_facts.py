@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from rec11_book import facts
+
 ROOT = Path(__file__).resolve().parents[2]
 
 FACTS = {"week": 11, "review_week": 12, "a5_due": "Tue 11/24", "recess_start": "Wed 11/25",

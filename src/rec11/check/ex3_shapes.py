@@ -9,8 +9,21 @@ import itertools
 import torch
 
 from rec11 import attention as reference
-from rec11.check.core import (GRAD_LEAK, Case, Verdict, battery, case_name, first_difference,
-                              gradient_difference, gradients, named, raised, right, run, wrong)
+from rec11.check.core import (
+    GRAD_LEAK,
+    Case,
+    Verdict,
+    battery,
+    case_name,
+    first_difference,
+    gradient_difference,
+    gradients,
+    named,
+    raised,
+    right,
+    run,
+    wrong,
+)
 
 
 def _values(seed, *shape, dtype=torch.float32):

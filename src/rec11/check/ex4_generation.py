@@ -16,8 +16,7 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from rec11.check.core import (GRAD_LEAK, Case, Verdict, battery, case_name, raised, right, run,
-                              wrong)
+from rec11.check.core import GRAD_LEAK, Case, Verdict, battery, case_name, raised, right, run, wrong
 
 
 class FakeLM(torch.nn.Module):

@@ -11,8 +11,20 @@ import torch.nn.functional as F
 from torch import nn
 
 from rec11 import diffusion
-from rec11.check.core import (GRAD_LEAK, SEED, Case, Verdict, battery, case_name,
-                              first_difference, gradient_difference, raised, right, run, wrong)
+from rec11.check.core import (
+    GRAD_LEAK,
+    SEED,
+    Case,
+    Verdict,
+    battery,
+    case_name,
+    first_difference,
+    gradient_difference,
+    raised,
+    right,
+    run,
+    wrong,
+)
 
 # --- the reparameterisation ------------------------------------------------------------------
 
