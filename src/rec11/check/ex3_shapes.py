@@ -33,7 +33,7 @@ def _values(seed, *shape, dtype=torch.float32):
 @battery("split_heads")
 def split_cases() -> list[Case]:
     sizes = [(2, 3, 8, 2), (3, 5, 12, 2), (4, 2, 15, 5), (1, 7, 12, 4)]
-    out = [Case(lambda s=s: (_values(k, *s[:3]), s[3]), f"N={s[0]}, T={s[1]}, d={s[2]}, H={s[3]}")
+    out = [Case(lambda s=s, k=k: (_values(k, *s[:3]), s[3]), f"N={s[0]}, T={s[1]}, d={s[2]}, H={s[3]}")
            for k, s in enumerate(sizes)]
     out.append(Case(lambda: (_values(9, 2, 6, 20, dtype=torch.float64), 4),
                     "float64, N=2, T=6, d=20, H=4"))
@@ -43,7 +43,7 @@ def split_cases() -> list[Case]:
 @battery("merge_heads")
 def merge_cases() -> list[Case]:
     sizes = [(2, 2, 3, 4), (3, 2, 5, 4), (2, 4, 3, 5), (4, 3, 2, 6)]
-    out = [Case(lambda s=s: (_values(k, *s),), f"N={s[0]}, H={s[1]}, T={s[2]}, d/H={s[3]}")
+    out = [Case(lambda s=s, k=k: (_values(k, *s),), f"N={s[0]}, H={s[1]}, T={s[2]}, d/H={s[3]}")
            for k, s in enumerate(sizes)]
     out.append(Case(lambda: (_values(9, 1, 5, 4, 3, dtype=torch.float64),),
                     "float64, N=1, H=5, T=4, d/H=3"))
