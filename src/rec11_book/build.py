@@ -53,7 +53,7 @@ def train_models(book: Path) -> int:
     if not modules:
         return 0
     env = {**os.environ, "REC11_QUIET_TRAINING": "1"}
-    return subprocess.run([sys.executable, "-m", "rec11.models", "--modules", *modules], cwd=book,
+    return subprocess.run([sys.executable, "-m", "rec11.models", "--modules", *modules], check=False, cwd=book,
                           env=env).returncode
 
 
@@ -293,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rec11: exported {len(written)} figure files to {args.figures or args.book / 'figures'}")
     stale = remove_stale_handouts(args.book, out / "_build" / "html")
     if stale:
-        print(f"rec11: removed {', '.join(p.name for p in stale)}, older than the pages; make handout prints them again")
+        print(f"rec11: removed {', '.join(p.name for p in stale)}, older than the pages; "
+              "make handout prints them again")
     return 0
 
 

@@ -11,11 +11,11 @@ and SVG. This module is the page side of it:
   page they render to nothing, so the figure is drawn once.
 * **The HTML** is the default frame's ``<img>``, then a labelled native range input
   with the value in words (``<output>`` and ``aria-valuetext``), its place kept but
-  invisible until ``static/rec11-explore.js`` runs (nothing moves when it appears), and a polite live region that reads each new
-  frame's alt text. The other frames' files are listed in a JSON script tag and are
-  requested only when the reader moves the control. Without JavaScript, in print,
-  in the PDF and on a slide it is the default frame with its caption; print adds a
-  line saying that the online page can be explored.
+  invisible until ``static/rec11-explore.js`` runs (nothing moves when it appears), and a
+  polite live region that reads each new frame's alt text. The other frames' files are
+  listed in a JSON script tag and are requested only when the reader moves the control.
+  Without JavaScript, in print, in the PDF and on a slide it is the default frame with
+  its caption; print adds a line saying that the online page can be explored.
 * **Checks**, each a warning at the page and line (``-W`` fails the build): a bundle
   without frames or with a default out of range, and an explorable figure outside a
   captioned figure (``mystnb: figure: caption``). A frame without alt text is caught

@@ -407,7 +407,8 @@ def write_downloads(app) -> list[Path]:
             target.write_text(markdown_download(notebooks.get(docname), context, source))
             written.append(target)
     if problems:
-        raise DownloadError("the notebook downloads:\n" + "\n".join(dict.fromkeys(problems)))  # answers: converted twice
+        # dict.fromkeys: an answers download is converted twice, so its problems come twice
+        raise DownloadError("the notebook downloads:\n" + "\n".join(dict.fromkeys(problems)))
     return written
 
 

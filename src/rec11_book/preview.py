@@ -122,7 +122,8 @@ def main(argv=None) -> int:
     if not args.no_initial_build:
         rebuilder()
     watch = [book / p for p in WATCH if (book / p).exists()]
-    ignore = IgnoreFilter([str(book / p) for p in IGNORE], [r".*\.swp$", r".*~$", r".*\.#.*", r".*/\.ipynb_checkpoints/.*"])
+    ignore = IgnoreFilter([str(book / p) for p in IGNORE],
+                          [r".*\.swp$", r".*~$", r".*\.#.*", r".*/\.ipynb_checkpoints/.*"])
 
     class Watcher(RebuildServer):
         """Rebuild in the caller's forked child (the stock one forks a pool per save)."""

@@ -108,7 +108,9 @@ def run_axe(page, quiet_ms: int = 500) -> list[dict]:
             if (quietMs > 0) await new Promise(resolve => {
                 const done = () => { observer.disconnect(); clearTimeout(cap); resolve(); };
                 let quiet = setTimeout(done, quietMs);
-                const observer = new MutationObserver(() => { clearTimeout(quiet); quiet = setTimeout(done, quietMs); });
+                const observer = new MutationObserver(() => {
+                    clearTimeout(quiet); quiet = setTimeout(done, quietMs);
+                });
                 observer.observe(document.body, {subtree: true, childList: true, characterData: true});
                 const cap = setTimeout(done, 10_000);
             });

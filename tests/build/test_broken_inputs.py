@@ -136,7 +136,8 @@ def test_notes_that_disagree_with_the_budget_fail_the_build_naming_the_config(mi
 
 
 def test_a_malformed_instructor_note_names_the_page_and_line(mini_book):
-    page = mini_book.page("index", "# Home\n\n:::{instructor-note}\n:slide: A\n:minutes: five\n:block: close\n\nText\n:::\n")
+    page = mini_book.page("index", "# Home\n\n:::{instructor-note}\n:slide: A\n:minutes: five\n:block: close\n\n"
+                                   "Text\n:::\n")
     mini_book.toc("index")
     line = page.read_text().splitlines().index(":::{instructor-note}") + 1
     failed_with(mini_book.build(), f"index.md:{line}", ":minutes: must be a number")
