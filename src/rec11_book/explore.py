@@ -30,6 +30,7 @@ import json
 import posixpath
 import urllib.parse
 from base64 import b64decode
+from typing import ClassVar
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -59,7 +60,7 @@ def _frame_image(renderer, frame: dict, number: int, label: str):
 class ExploreRenderer:
     """myst-nb's plugin for the explorable bundle: every builder prefers it."""
 
-    mime_priority_overrides = [("*", MIME, 1)]
+    mime_priority_overrides: ClassVar[list] = [("*", MIME, 1)]
 
     @staticmethod
     def handle_mime(renderer, data, inline: bool):

@@ -45,6 +45,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
+from typing import ClassVar
 
 import nbformat
 from docutils import nodes
@@ -124,7 +125,7 @@ class _SelfChecks(ast.NodeTransformer):
     stop "Run All" after the reader's first edit, name the mistakes an exercise asks for,
     and read values the reader may have changed (glued values are already in the text)."""
 
-    CALLS = {"claim", "glue"}
+    CALLS: ClassVar[set[str]] = {"claim", "glue"}
 
     def visit_Assert(self, node):
         return None

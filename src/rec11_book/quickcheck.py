@@ -31,6 +31,7 @@ and line. Sphinx-side: imports no torch and no model code.
 from __future__ import annotations
 
 import html
+from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -62,8 +63,8 @@ class QuickCheckDirective(SphinxDirective):
     required_arguments = 1
     final_argument_whitespace = True
     has_content = True
-    option_spec = {"answer": directives.unchanged, "answer-glue": directives.unchanged,
-                   "choices": directives.unchanged, "tolerance": directives.unchanged}
+    option_spec: ClassVar[dict] = {"answer": directives.unchanged, "answer-glue": directives.unchanged,
+                                   "choices": directives.unchanged, "tolerance": directives.unchanged}
 
     def run(self):
         def glue(key):

@@ -33,6 +33,7 @@ import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 from rec11_book.handout import CHROMIUM, CHROMIUM_ARGS  # the one browser the book drives
 
@@ -52,7 +53,7 @@ GZIP_TYPES = (".html", ".js", ".css", ".json", ".svg", ".txt", ".inv", ".xml", "
 class PagesLikeHandler(SimpleHTTPRequestHandler):
     """Static files, gzipped when the browser accepts it, as GitHub Pages serves them."""
 
-    cache: dict[Path, bytes] = {}
+    cache: ClassVar[dict[Path, bytes]] = {}  # one cache, shared by every request
 
     def log_message(self, *args):  # quiet
         pass
