@@ -308,7 +308,7 @@ def render_speed(speed: dict) -> str:
     ]
     for label, seconds in profile["phases"].items():
         lines.append(f"| {label} | {seconds:.2f} | {seconds / profile['profiled_total']:.0%} |")
-    return "\n".join(lines + [""])
+    return "\n".join([*lines, ""])
 
 
 def speed_only(out: Path) -> int:

@@ -67,10 +67,11 @@ def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: di
             word = f"previewrun{run}"
             source.write_text(original.replace(SENTENCE[0], SENTENCE[1].format(word=word), 1))
             saved = time.perf_counter()
-            wait_for(lambda: html.is_file() and word in html.read_text(errors="ignore"), timeout=120)
+            # wait_for calls its lambda before the loop moves on, so word is this run's
+            wait_for(lambda: html.is_file() and word in html.read_text(errors="ignore"), timeout=120)  # noqa: B023
             times.append(time.perf_counter() - saved)
             source.write_text(original)
-            wait_for(lambda: word not in html.read_text(errors="ignore"), timeout=120)
+            wait_for(lambda: word not in html.read_text(errors="ignore"), timeout=120)  # noqa: B023
             time.sleep(0.5)
     finally:
         source.write_text(original)

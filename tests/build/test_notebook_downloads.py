@@ -314,7 +314,7 @@ def test_the_install_cell_installs_the_course_package_alone(student_venv):
     """What a student's install holds: rec11, never the book's build or tools."""
     found = subprocess.run(
         [str(student_venv["python"]), "-c",
-         "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n)))" % (BUILD_ONLY,)],
+         f"import importlib.util as u; print(' '.join(n for n in {BUILD_ONLY!r} if u.find_spec(n)))"],
         capture_output=True, text=True, check=True).stdout.split()
     assert not found, f"a student's install of rec11 holds {found}: they belong to the book's build"
 

@@ -34,7 +34,7 @@ def test_a_date_that_makes_a_sentence_false_names_the_fact_the_sentence_and_the_
 
 
 def test_a_weekday_that_fits_no_nearby_year_is_an_error():
-    (fact, problem), = facts.broken({**FACTS, "final_date": "Wed 12/1"}, 2026)
+    (_, problem), = facts.broken({**FACTS, "final_date": "Wed 12/1"}, 2026)
     assert "'Wed 12/1'" in problem and "Fix: correct the weekday" in problem
 
 

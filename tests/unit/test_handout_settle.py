@@ -51,7 +51,7 @@ def test_settle_waits_for_a_late_request():
 def test_settle_names_the_request_that_never_came_back(monkeypatch):
     monkeypatch.setattr(handout, "SETTLE_SECONDS", 0.3)
     stuck = Request("http://handout.rec11/_figures/never.svg")
-    with pytest.raises(handout.HandoutError, match="never.svg"):
+    with pytest.raises(handout.HandoutError, match=r"never\.svg"):
         handout.settle(Tab(), {stuck}, [])
 
 

@@ -321,7 +321,7 @@ def padding_mask(fn) -> Verdict:
 def _padding_counterexample(cases, hidden, patterns) -> Verdict:
     """The first entry, in the first case, where the mask differs from the nearer right one."""
     for k, (case, h, p) in enumerate(zip(cases, hidden, patterns)):
-        lengths, T = case.make()
+        lengths, T = case.make()  # noqa: RUF059
         nearest = min((p["right", c, "and"].expand_as(h) for c in (None, "right")),
                       key=lambda want: int((want != h).sum()))
         if torch.equal(h, nearest):
