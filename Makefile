@@ -1,5 +1,5 @@
 # The book's commands:
-#   make check   after every edit: unit, lint and Live Code's node tests; no model trained
+#   make check   after every edit: ruff, unit, lint and Live Code's node tests; no model trained
 #   make build   create .venv if needed, execute every page, write _build/html, export figures/
 #   make test    create .venv if needed, run the whole test suite
 # and helpers: make slides and make handout (the deck and the PDFs, from the build),
@@ -45,9 +45,11 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
 
-# The fast tier: everything that needs neither a built book, a browser nor a trained
-# full-size model (tests marked build or browser run in make test).
+# The fast tier: ruff over every Python file (configured in pyproject.toml; well under a
+# second, so it goes first), then everything that needs neither a built book, a browser nor
+# a trained full-size model (tests marked build or browser run in make test).
 check: $(VENV)/.installed node_modules/.installed
+	$(PY) -m ruff check .
 	$(PY) -m pytest -q -m "not build and not browser" tests/unit tests/lint
 
 # Everything but the tests marked bench (Lighthouse on every page: make bench runs those),

@@ -43,7 +43,7 @@ import json
 import os
 import time
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path  # noqa: F401  (unused; removing it would change code_hash and retrain every model)
 from typing import Callable, Iterable
 
 import torch

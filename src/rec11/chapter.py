@@ -25,7 +25,7 @@ class TocPage:
 def toc_chapters(root: Path) -> list[TocPage]:
     """The root and every chapter of ``_toc.yml``, in order, each with its sections."""
     toc = yaml.safe_load((root / "_toc.yml").read_text())
-    strip = lambda f: f.removesuffix(".md")  # noqa: E731
+    strip = lambda f: f.removesuffix(".md")
     chapters = [TocPage(strip(toc["root"]), None, ())]
 
     def below(entries):

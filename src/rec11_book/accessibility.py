@@ -14,9 +14,7 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -49,7 +47,9 @@ def check_alt_text(app: Sphinx, doctree: nodes.document) -> None:
     for image in doctree.findall(nodes.image):
         if GLUE_ROLE.search(image.get("alt") or ""):
             glued = glued if glued is not None else glued_values(app, docname)
-            image["alt"], missing = paste_glue(image["alt"], lambda key: glued.get(key, {}).get("data", {}))
+            # paste_glue calls the lambda before the loop moves on
+            image["alt"], missing = paste_glue(
+                image["alt"], lambda key: glued.get(key, {}).get("data", {}))  # noqa: B023
             for key in missing:
                 logger.warning(f"figure alt text pastes {key!r}, which this page does not glue",
                                location=(docname, line_of(image)), type="rec11", subtype="alt")

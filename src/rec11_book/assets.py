@@ -81,7 +81,8 @@ ICON_FONTS = {  # the theme's font file (its TrueType copy; reading woff2 needs 
     "fa-brands-400": ("Font Awesome 6 Brands", 400),
 }
 ICONS_CSS = "rec11-icons.css"
-_FA_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+::?before\s*,?\s*)+)\{\s*content\s*:\s*"(\\[0-9a-fA-F]{4}|[\ue000-\uf8ff])"\s*\}')
+_FA_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+::?before\s*,?\s*)+)'
+                      r'\{\s*content\s*:\s*"(\\[0-9a-fA-F]{4}|[\ue000-\uf8ff])"\s*\}')
 _GLYPH = re.compile(r"\\([ef][0-9a-fA-F]{3})(?![0-9a-fA-F])|([\ue000-\uf8ff])")
 _FA_CLASS = re.compile(r"\bfa-([a-z0-9-]+)")
 

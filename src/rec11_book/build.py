@@ -26,12 +26,12 @@ import sys
 import time
 from pathlib import Path
 
-from rec11_book import executions, preexecute
-from rec11_book.pagefacts import page_modules
-from rec11_book.notebooks import QUIET_TRAINING, executed_notebooks
 from rec11.chapter import load_substitutions
-from rec11_book.pages import FAILED_PAGES
 from rec11.models import MODULES
+from rec11_book import executions, preexecute
+from rec11_book.notebooks import QUIET_TRAINING, executed_notebooks
+from rec11_book.pagefacts import page_modules
+from rec11_book.pages import FAILED_PAGES
 
 
 def jupyter_book() -> list[str]:
@@ -53,7 +53,7 @@ def train_models(book: Path) -> int:
     if not modules:
         return 0
     env = {**os.environ, "REC11_QUIET_TRAINING": "1"}
-    return subprocess.run([sys.executable, "-m", "rec11.models", "--modules", *modules], cwd=book,
+    return subprocess.run([sys.executable, "-m", "rec11.models", "--modules", *modules], check=False, cwd=book,
                           env=env).returncode
 
 
@@ -293,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rec11: exported {len(written)} figure files to {args.figures or args.book / 'figures'}")
     stale = remove_stale_handouts(args.book, out / "_build" / "html")
     if stale:
-        print(f"rec11: removed {', '.join(p.name for p in stale)}, older than the pages; make handout prints them again")
+        print(f"rec11: removed {', '.join(p.name for p in stale)}, older than the pages; "
+              "make handout prints them again")
     return 0
 
 

@@ -11,11 +11,11 @@ and SVG. This module is the page side of it:
   page they render to nothing, so the figure is drawn once.
 * **The HTML** is the default frame's ``<img>``, then a labelled native range input
   with the value in words (``<output>`` and ``aria-valuetext``), its place kept but
-  invisible until ``static/rec11-explore.js`` runs (nothing moves when it appears), and a polite live region that reads each new
-  frame's alt text. The other frames' files are listed in a JSON script tag and are
-  requested only when the reader moves the control. Without JavaScript, in print,
-  in the PDF and on a slide it is the default frame with its caption; print adds a
-  line saying that the online page can be explored.
+  invisible until ``static/rec11-explore.js`` runs (nothing moves when it appears), and a
+  polite live region that reads each new frame's alt text. The other frames' files are
+  listed in a JSON script tag and are requested only when the reader moves the control.
+  Without JavaScript, in print, in the PDF and on a slide it is the default frame with
+  its caption; print adds a line saying that the online page can be explored.
 * **Checks**, each a warning at the page and line (``-W`` fails the build): a bundle
   without frames or with a default out of range, and an explorable figure outside a
   captioned figure (``mystnb: figure: caption``). A frame without alt text is caught
@@ -30,13 +30,14 @@ import json
 import posixpath
 import urllib.parse
 from base64 import b64decode
+from typing import ClassVar
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from rec11_book.pages import line_of
 from rec11.explore import MIME
+from rec11_book.pages import line_of
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ def _frame_image(renderer, frame: dict, number: int, label: str):
 class ExploreRenderer:
     """myst-nb's plugin for the explorable bundle: every builder prefers it."""
 
-    mime_priority_overrides = [("*", MIME, 1)]
+    mime_priority_overrides: ClassVar[list] = [("*", MIME, 1)]
 
     @staticmethod
     def handle_mime(renderer, data, inline: bool):
@@ -147,7 +148,7 @@ def _default_frame(self, node: explorable) -> None:  # other builders: the defau
 
 def setup(app: Sphinx) -> dict:
     app.setup_extension("rec11_book.assets")  # serves static/rec11-explore.js
-    fallback = {b: (_default_frame, None) for b in ("latex", "text", "man", "texinfo")}
+    fallback = dict.fromkeys(("latex", "text", "man", "texinfo"), (_default_frame, None))
     app.add_node(explorable, html=(visit_explorable, None), **fallback)
     app.connect("doctree-read", check_in_figure)
     app.add_js_file("rec11-explore.js", defer="defer")

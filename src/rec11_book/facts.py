@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from sphinx.application import Sphinx
 from sphinx.util import logging

@@ -118,7 +118,7 @@ def run_node(app: Sphinx, keys: list[str]) -> tuple[str, list[dict]]:
     formulas = [{"tex": k[2:], "display": k.startswith("D:")} for k in keys]
     try:
         proc = subprocess.run(["node", str(SCRIPT), str(node_modules_mathjax(app))], input=json.dumps(formulas),
-                              capture_output=True, text=True, timeout=600)
+                              capture_output=True, text=True, timeout=600, check=False)
     except FileNotFoundError as err:
         raise ExtensionError("rec11_book.mathsvg: `node` is not on PATH; the book typesets its math with "
                              "Node.js and the npm `mathjax` package at build time") from err
@@ -203,11 +203,13 @@ def page_assets(app: Sphinx, pagename: str, templatename: str, context: dict, do
 
 
 def write_css(app: Sphinx, exception) -> None:
-    if exception is not None or app.builder.format != "html" or getattr(app.builder, "math_renderer_name", None) != NAME:
+    if (exception is not None or app.builder.format != "html"
+            or getattr(app.builder, "math_renderer_name", None) != NAME):
         return
     static = Path(app.outdir) / "_static"
     static.mkdir(parents=True, exist_ok=True)
-    header = "/* Written by rec11_book.mathsvg: MathJax's stylesheet for its SVG output (math typeset at build time). */\n"
+    header = ("/* Written by rec11_book.mathsvg: MathJax's stylesheet for its SVG output "
+              "(math typeset at build time). */\n")
     (static / CSS).write_text(header + app.env.rec11_math_css)
 
 

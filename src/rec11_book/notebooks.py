@@ -39,24 +39,24 @@ Sphinx-side: imports no torch and no model code.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import subprocess
 from pathlib import Path
-
-import ast
+from typing import ClassVar
 
 import nbformat
 from docutils import nodes
 from sphinx.util.docutils import SphinxRole
 
+from rec11.explore import MIME as EXPLORABLE
 from rec11_book import plainmd
 from rec11_book.pagefacts import uses_trained_models
 from rec11_book.pages import AGENDA_MARKDOWN
 from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
 from rec11_book.plainmd import has_answers
-from rec11.explore import MIME as EXPLORABLE
 
 GLUE_RECORD = "application/papermill.record/"
 BUILD_METADATA = ("source_map", "jupytext")  # myst-nb's line map; the .md pairing
@@ -125,7 +125,7 @@ class _SelfChecks(ast.NodeTransformer):
     stop "Run All" after the reader's first edit, name the mistakes an exercise asks for,
     and read values the reader may have changed (glued values are already in the text)."""
 
-    CALLS = {"claim", "glue"}
+    CALLS: ClassVar[set[str]] = {"claim", "glue"}
 
     def visit_Assert(self, node):
         return None
@@ -408,7 +408,8 @@ def write_downloads(app) -> list[Path]:
             target.write_text(markdown_download(notebooks.get(docname), context, source))
             written.append(target)
     if problems:
-        raise DownloadError("the notebook downloads:\n" + "\n".join(dict.fromkeys(problems)))  # answers: converted twice
+        # dict.fromkeys: an answers download is converted twice, so its problems come twice
+        raise DownloadError("the notebook downloads:\n" + "\n".join(dict.fromkeys(problems)))
     return written
 
 

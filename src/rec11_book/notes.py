@@ -13,6 +13,7 @@ disagree by more than the stated slack.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -34,8 +35,9 @@ class InstructorNote(SphinxDirective):
     """A speaker note with its slide, its minutes and its block of the budget."""
 
     has_content = True
-    option_spec = {"slide": directives.unchanged_required, "minutes": directives.unchanged_required,
-                   "block": directives.unchanged_required}
+    option_spec: ClassVar[dict] = {"slide": directives.unchanged_required,
+                                   "minutes": directives.unchanged_required,
+                                   "block": directives.unchanged_required}
 
     def run(self):
         where = f"{self.env.doc2path(self.env.docname)}:{self.lineno}"

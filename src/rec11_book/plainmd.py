@@ -34,10 +34,10 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Callable
 
 from rec11_book import quickmarkup
 from rec11_book.pages import instructor_name

@@ -28,9 +28,8 @@ from types import SimpleNamespace
 
 import yaml
 
-from rec11_book.fingerprints import fingerprint, with_fingerprint
 from rec11.chapter import toc_pages
-
+from rec11_book.fingerprints import fingerprint, with_fingerprint
 
 # What every kernel prints once and no reader needs: ipykernel's note on its local TCP ports.
 KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption")
@@ -39,20 +38,20 @@ KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption")
 @contextmanager
 def quiet_kernels():
     """Hold what the kernels print to stderr, and pass on all but ``KERNEL_NOISE`` after."""
-    held = tempfile.TemporaryFile()
-    sys.stderr.flush()
-    saved = os.dup(2)
-    os.dup2(held.fileno(), 2)  # the kernels inherit file descriptor 2
-    try:
-        yield
-    finally:
+    with tempfile.TemporaryFile() as held:
         sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        held.seek(0)
-        for line in held.read().decode(errors="replace").splitlines():
-            if line.strip() and not KERNEL_NOISE.search(line):
-                print(line, file=sys.stderr)
+        saved = os.dup(2)
+        os.dup2(held.fileno(), 2)  # the kernels inherit file descriptor 2
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            for line in held.read().decode(errors="replace").splitlines():
+                if line.strip() and not KERNEL_NOISE.search(line):
+                    print(line, file=sys.stderr)
 
 
 def book_config(root: Path) -> dict:

@@ -66,7 +66,7 @@ def rebuild(book: str) -> int:
         code = 0
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else 1
-    except Exception as err:  # a broken page must not stop the preview
+    except Exception as err:  # noqa: BLE001 - a broken page must not stop the preview
         print(f"preview: the build failed: {err}", file=sys.stderr)
         code = 1
     print(f"preview: rebuilt in {time.perf_counter() - start:.1f} s"
@@ -122,7 +122,8 @@ def main(argv=None) -> int:
     if not args.no_initial_build:
         rebuilder()
     watch = [book / p for p in WATCH if (book / p).exists()]
-    ignore = IgnoreFilter([str(book / p) for p in IGNORE], [r".*\.swp$", r".*~$", r".*\.#.*", r".*/\.ipynb_checkpoints/.*"])
+    ignore = IgnoreFilter([str(book / p) for p in IGNORE],
+                          [r".*\.swp$", r".*~$", r".*\.#.*", r".*/\.ipynb_checkpoints/.*"])
 
     class Watcher(RebuildServer):
         """Rebuild in the caller's forked child (the stock one forks a pool per save)."""

@@ -31,6 +31,7 @@ and line. Sphinx-side: imports no torch and no model code.
 from __future__ import annotations
 
 import html
+from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -38,7 +39,6 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from rec11_book.quickmarkup import LABEL, parse
-
 
 # --- the Sphinx side ---------------------------------------------------------------------
 
@@ -63,8 +63,8 @@ class QuickCheckDirective(SphinxDirective):
     required_arguments = 1
     final_argument_whitespace = True
     has_content = True
-    option_spec = {"answer": directives.unchanged, "answer-glue": directives.unchanged,
-                   "choices": directives.unchanged, "tolerance": directives.unchanged}
+    option_spec: ClassVar[dict] = {"answer": directives.unchanged, "answer-glue": directives.unchanged,
+                                   "choices": directives.unchanged, "tolerance": directives.unchanged}
 
     def run(self):
         def glue(key):
@@ -155,7 +155,7 @@ def _plain(self, node):  # other builders: the prompt and the choices as text
 
 def setup(app: Sphinx) -> dict:
     app.setup_extension("rec11_book.assets")  # serves static/rec11-quickcheck.js
-    fallback = {b: (_plain, _plain) for b in ("latex", "text", "man", "texinfo")}
+    fallback = dict.fromkeys(("latex", "text", "man", "texinfo"), (_plain, _plain))
     app.add_node(quick_check, html=(visit_form, depart_form), **fallback)
     app.add_node(quick_check_prompt, html=(visit_prompt, depart_prompt), **fallback)
     app.add_node(quick_check_choice, html=(visit_choice, depart_choice), **fallback)

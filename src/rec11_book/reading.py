@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -56,7 +57,7 @@ class Reading:
     def minutes(self) -> float:
         return self.seconds / 60
 
-    def __add__(self, other: "Reading") -> "Reading":
+    def __add__(self, other: Reading) -> Reading:
         return Reading(self.words + other.words, self.figures + other.figures, self.cells + other.cells)
 
 
@@ -153,7 +154,7 @@ class Agenda(SphinxDirective):
     """``{agenda}``: the chapter's pages with their reading times (``:slides:`` adds
     the instructor notes' minutes for each page and the ratio)."""
 
-    option_spec = {"slides": lambda arg: True}
+    option_spec: ClassVar[dict] = {"slides": lambda arg: True}
 
     def run(self):
         node = agenda_node(slides="slides" in self.options)

@@ -46,6 +46,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -78,7 +79,7 @@ class Slide(SphinxDirective):
     """``{slide}``: its content goes on the slide; the page shows it unchanged."""
 
     has_content = True
-    option_spec = {"deck-only": directives.flag}
+    option_spec: ClassVar[dict] = {"deck-only": directives.flag}
 
     def run(self):
         self.assert_has_content()

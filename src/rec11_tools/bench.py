@@ -39,10 +39,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from rec11_book import executions
-from rec11_book.pagefacts import page_modules
 from rec11.chapter import toc_pages
 from rec11.sources import module_closure
+from rec11_book import executions
+from rec11_book.pagefacts import page_modules
 from rec11_tools import pagespeed, previewtime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ CODE_EDIT_PAGE = "book/further/exercise-1.md"  # the code-edit rebuild changes a
 def run_build(book: Path, env: dict) -> dict:
     start = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "rec11_book.build", "--book", str(book)],
-                            capture_output=True, text=True, env=env)
+                            check=False, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit(f"bench: the build failed:\n{(result.stdout + result.stderr)[-4000:]}")
@@ -95,7 +95,7 @@ def one_core_cells(book: Path, page: str, env: dict) -> list[dict]:
     """Run one page's cells in a fresh kernel pinned to core 0; time and memory per cell."""
     taskset = ["taskset", "-c", "0"] if shutil.which("taskset") else []
     result = subprocess.run([*taskset, sys.executable, "-m", "rec11_tools.run_pages", "--json", f"{page}.md"],
-                            capture_output=True, text=True, env={**env, "REC11_THREADS": "1"}, cwd=book)
+                            check=False, capture_output=True, text=True, env={**env, "REC11_THREADS": "1"}, cwd=book)
     if result.returncode != 0:
         sys.exit(f"bench: running {page} on one core failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])[f"{page}.md"]
@@ -152,7 +152,7 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="rec11-bench-"))
     clone = work / "clone"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True,
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], check=True, cwd=clone, capture_output=True,
                             text=True).stdout.strip()
     # The clone's own package is what the kernels import, and its own empty model cache.
     env = {**os.environ, "PYTHONPATH": str(clone / "src"), "REC11_CACHE_DIR": str(work / "models"),
@@ -235,7 +235,7 @@ def profile_prose_build(book: Path, env: dict) -> dict:
         # what `make build` runs (rec11_book.build): Jupyter Book's build, then the figure export
         result = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "rec11_book.quickstart",
                                  "build", str(book), "--path-output", str(book), "-W", "-n", "--keep-going"],
-                                capture_output=True, text=True, env=env, cwd=book)
+                                check=False, capture_output=True, text=True, env=env, cwd=book)
         profiled = time.perf_counter() - start
         from rec11_book.build import export_figures
 
@@ -276,7 +276,7 @@ def page_speed(book: Path, env: dict) -> dict:
 def render_speed(speed: dict) -> str:
     found, preview, profile = speed["pages"], speed["preview"], speed["profile"]
     summary = pagespeed.summary(found)
-    verdict = lambda ok: "meets" if ok else "**misses**"  # noqa: E731
+    verdict = lambda ok: "meets" if ok else "**misses**"
     lighthouse_ok = all(pagespeed.meets(row["lighthouse"]) for row in found.values())
     median_preview = statistics.median(preview)
     lines = [
@@ -308,7 +308,7 @@ def render_speed(speed: dict) -> str:
     ]
     for label, seconds in profile["phases"].items():
         lines.append(f"| {label} | {seconds:.2f} | {seconds / profile['profiled_total']:.0%} |")
-    return "\n".join(lines + [""])
+    return "\n".join([*lines, ""])
 
 
 def speed_only(out: Path) -> int:
@@ -331,12 +331,13 @@ def speed_only(out: Path) -> int:
 
 def render(rows, cells, weights, clone, commit) -> str:
     cold = rows["cold"]["seconds"]
-    verdict = lambda ok: "meets" if ok else "**misses**"  # noqa: E731
+    verdict = lambda ok: "meets" if ok else "**misses**"
     slowest = max((c for page in cells.values() for c in page), key=lambda c: c["seconds"])
     peak = max(c["peak_mb"] for page in cells.values() for c in page)
     heaviest = max(weights.values()) / 2**20
     code_ok = (rows["code"]["executed"] == [CODE_EDIT_PAGE.removesuffix(".md")]
                and not rows["code"]["models_trained"])
+    package_ok = bool(rows["package"]["expected"]) and rows["package"]["executed"] == rows["package"]["expected"]
     lines = [
         "# Benchmarks",
         "",
@@ -347,7 +348,8 @@ def render(rows, cells, weights, clone, commit) -> str:
         "",
         "| build | time (s) | pages executed | budget |",
         "|---|---:|---|---|",
-        f"| cold (empty caches) | {cold:.0f} | {len(rows['cold']['executed'])} (all) | ≤ {BUDGET['cold_s']} s: {verdict(cold <= BUDGET['cold_s'])} |",
+        f"| cold (empty caches) | {cold:.0f} | {len(rows['cold']['executed'])} (all) | "
+        f"≤ {BUDGET['cold_s']} s: {verdict(cold <= BUDGET['cold_s'])} |",
         f"| no-op | {rows['noop']['seconds']:.0f} | {len(rows['noop']['executed'])} | |",
         f"| prose edit | {rows['prose']['seconds']:.0f} ({rows['prose']['seconds'] / cold:.1%} of cold) | "
         f"{len(rows['prose']['executed'])} | 0 cells, ≤ 5 %: "
@@ -357,16 +359,19 @@ def render(rows, cells, weights, clone, commit) -> str:
         f"that page only, no training: {verdict(code_ok)} |",
         f"| package edit (`src/rec11/recall.py`) | {rows['package']['seconds']:.0f} | "
         f"{', '.join(rows['package']['executed'])} | exactly {', '.join(rows['package']['expected'])}: "
-        f"{verdict(bool(rows['package']['expected']) and rows['package']['executed'] == rows['package']['expected'])} |",
+        f"{verdict(package_ok)} |",
         "",
         "## Pages",
         "",
         "Cold execution time comes from the cold build (2 cores, training included). The cell columns",
         "re-run every cell in a fresh kernel pinned to one core (`taskset -c 0`, one torch thread) with",
         "the models already cached: what a student's Binder kernel does. Peak memory is the kernel's",
-        "resident set. Weight is what the browser fetches before Live Code, gzipped as GitHub Pages serves it\n(estimated from the files the HTML references and the fonts its stylesheets use; measured in a\nbrowser in the page-speed section below).",
+        "resident set. Weight is what the browser fetches before Live Code, gzipped as GitHub Pages serves it\n"
+        "(estimated from the files the HTML references and the fonts its stylesheets use; measured in a\n"
+        "browser in the page-speed section below).",
         "",
-        "| page | cold execution (s) | code cells | slowest cell, one core (s) | all cells, one core (s) | peak memory (MB) | weight (KB) |",
+        "| page | cold execution (s) | code cells | slowest cell, one core (s) | all cells, one core (s) "
+        "| peak memory (MB) | weight (KB) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for page in toc_pages(clone):

@@ -114,8 +114,8 @@ def environment() -> dict:
 
 
 def main(argv=None) -> int:
-    from rec11_tools.run_pages import book_pages
     from rec11.sources import book_root
+    from rec11_tools.run_pages import book_pages
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pages", nargs="*", type=Path, help="MyST pages (default: every page in _toc.yml)")

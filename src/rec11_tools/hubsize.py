@@ -7,12 +7,13 @@ The rules, each from a measured number (``deploy/jupyterhub/sizing.json``):
 * **A reader's memory** is their single-user server (``server_mb``) plus their kernels.
   Live Code starts one kernel per page; the page shuts it down when the reader leaves
   (and the server culls kernels left idle), so a reader has one kernel, two while a
-  page is being left. Peaks are each page's highest in any round. A recitation's room moves through the pages together, so the whole
-  room can be on the heaviest page at once: the **guarantee** (what the scheduler reserves,
-  so nodes are never over-packed) is the server plus the heaviest page's kernel peak,
-  rounded up to 128 MB; the **limit** is the server plus the heaviest page's kernel peak plus a median
-  kernel being left behind, with 20 % headroom for a student's own experiments, rounded
-  up to 256 MB. Over the limit a kernel is killed (and the page says so).
+  page is being left. Peaks are each page's highest in any round. A recitation's room
+  moves through the pages together, so the whole room can be on the heaviest page at
+  once: the **guarantee** (what the scheduler reserves, so nodes are never over-packed)
+  is the server plus the heaviest page's kernel peak, rounded up to 128 MB; the **limit**
+  is the server plus the heaviest page's kernel peak plus a median kernel being left
+  behind, with 20 % headroom for a student's own experiments, rounded up to 256 MB. Over
+  the limit a kernel is killed (and the page says so).
 * **Cores** come from two loads. *Steady*: each active reader runs one page's cells per
   page-time (the session's minutes over its pages), costing the median page's CPU
   seconds. *Burst*: the room clicks Live Code on the same page within ``BURST_S``

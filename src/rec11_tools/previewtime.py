@@ -47,7 +47,8 @@ def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: di
     assert SENTENCE[0] in original, f"{source}: the benchmark's sentence is gone; update previewtime.SENTENCE"
     port = free_port()
     cmd = command or [sys.executable, "-m", "rec11_book.preview", "--book", str(book), "--port", str(port)]
-    log = open(book / "_build" / "preview-bench.log", "w") if (book / "_build").is_dir() else subprocess.DEVNULL
+    log = (open(book / "_build" / "preview-bench.log", "w")  # noqa: SIM115  (the server writes it until the finally)
+           if (book / "_build").is_dir() else subprocess.DEVNULL)
     proc = subprocess.Popen(cmd, cwd=book, stdout=log, stderr=subprocess.STDOUT, env=env or os.environ.copy())
     times = []
     try:
@@ -66,10 +67,11 @@ def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: di
             word = f"previewrun{run}"
             source.write_text(original.replace(SENTENCE[0], SENTENCE[1].format(word=word), 1))
             saved = time.perf_counter()
-            wait_for(lambda: html.is_file() and word in html.read_text(errors="ignore"), timeout=120)
+            # wait_for calls its lambda before the loop moves on, so word is this run's
+            wait_for(lambda: html.is_file() and word in html.read_text(errors="ignore"), timeout=120)  # noqa: B023
             times.append(time.perf_counter() - saved)
             source.write_text(original)
-            wait_for(lambda: word not in html.read_text(errors="ignore"), timeout=120)
+            wait_for(lambda: word not in html.read_text(errors="ignore"), timeout=120)  # noqa: B023
             time.sleep(0.5)
     finally:
         source.write_text(original)
@@ -78,6 +80,8 @@ def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: di
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+        if log is not subprocess.DEVNULL:
+            log.close()
     return times
 
 

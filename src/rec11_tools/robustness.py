@@ -135,9 +135,9 @@ def page_fingerprint(root: Path, page: str) -> str:
     """What a page's claims depend on: its code cells, comments included, and what the
     ``rec11`` modules they import do, transitively (not prose, nor modules the page does not
     reach). A comment edited in a page's cell therefore asks for the page's 30 retrainings again."""
+    from rec11.sources import code_hash
     from rec11_book.pagefacts import page_modules
     from rec11_book.pages import code_cells
-    from rec11.sources import code_hash
 
     text = (root / page).read_text()
     h = hashlib.sha256("\0".join(code_cells(text)).encode())
@@ -148,8 +148,8 @@ def page_fingerprint(root: Path, page: str) -> str:
 def legacy_fingerprint(root: Path, page: str) -> str:
     """The fingerprint records made before 2026-12-03 carry: the page's code cells and the
     whole package. A record whose fingerprint is this page's legacy one ran its current code."""
-    from rec11_book.pages import code_cells
     from rec11.sources import code_hash, module_closure
+    from rec11_book.pages import code_cells
 
     h = hashlib.sha256("\0".join(code_cells((root / page).read_text())).encode())
     package = sorted(name for name in module_closure(["rec11"]) if not name.startswith("rec11.book"))
@@ -176,7 +176,8 @@ def run_variant(variant: Variant, work: Path, pages: list[str], root: Path, shar
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "rec11_tools.claims", "--json", str(out),
                            *[str(root / p) for p in pages]],
-                          cwd=root, env=variant.environment(cache, shared_cores), capture_output=True, text=True)
+                          cwd=root, env=variant.environment(cache, shared_cores), capture_output=True, text=True,
+                          check=False)
     (work / f"{variant.name}.log").write_text(proc.stdout + proc.stderr)
     shutil.rmtree(cache, ignore_errors=True)
     if not out.is_file():

@@ -46,7 +46,8 @@ def core_pages(book: Path) -> list[str]:
     pages = []
     for page in toc_pages(book):
         path = book / f"{page}.md"
-        if "/further/" not in page and page != "book/instructor" and path.is_file() and "```{code-cell}" in path.read_text():
+        if ("/further/" not in page and page != "book/instructor" and path.is_file()
+                and "```{code-cell}" in path.read_text()):
             pages.append(page)
     return pages
 

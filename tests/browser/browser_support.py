@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
-from rec11_book.handout import CHROMIUM, CHROMIUM_ARGS  # the browser the handout prints with
 from rec11.chapter import toc_pages
+from rec11_book.handout import CHROMIUM, CHROMIUM_ARGS  # noqa: F401  (re-exported: the browser the handout prints with)
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -108,7 +108,9 @@ def run_axe(page, quiet_ms: int = 500) -> list[dict]:
             if (quietMs > 0) await new Promise(resolve => {
                 const done = () => { observer.disconnect(); clearTimeout(cap); resolve(); };
                 let quiet = setTimeout(done, quietMs);
-                const observer = new MutationObserver(() => { clearTimeout(quiet); quiet = setTimeout(done, quietMs); });
+                const observer = new MutationObserver(() => {
+                    clearTimeout(quiet); quiet = setTimeout(done, quietMs);
+                });
                 observer.observe(document.body, {subtree: true, childList: true, characterData: true});
                 const cap = setTimeout(done, 10_000);
             });

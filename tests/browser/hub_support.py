@@ -9,9 +9,9 @@ dummy authenticator and the simple local-process spawner. Each reader's server i
 The hub is configured the way ``deploy/jupyterhub/README.md`` tells an admin to
 configure theirs: CORS for the book's origin on the hub and on the single-user
 servers, and ``JUPYTERHUB_ALLOW_TOKEN_IN_URL=1`` in the single-user servers'
-environment (the kernel's websocket carries the token in its URL). A test-only service holds an admin API token: it creates users and
-their API tokens (what a student does on the hub's Token page) and stops servers
-(what the idle culler does).
+environment (the kernel's websocket carries the token in its URL). A test-only service
+holds an admin API token: it creates users and their API tokens (what a student does on
+the hub's Token page) and stops servers (what the idle culler does).
 
 Test-only knobs, by user name: ``slow…`` waits ``SLOW_SPAWN`` seconds before its
 single-user server starts (a busy cluster pulling an image); ``strict…`` gets a server
@@ -121,7 +121,7 @@ class Hub:
 
     # --- the process ---------------------------------------------------------------------
 
-    def start(self, timeout: float = 90) -> "Hub":
+    def start(self, timeout: float = 90) -> Hub:
         assert CHP.is_file(), f"{CHP} is missing: run `npm ci` (configurable-http-proxy is in package.json)"
         env = {**os.environ, "PATH": f"{CHP.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         self.log = self.log_path.open("w")

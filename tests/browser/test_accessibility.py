@@ -9,8 +9,20 @@ in src/rec11_book/static/rec11-a11y.js and rec11.css.
 from __future__ import annotations
 
 import pytest
-from browser_support import (CELLS, FIND_CELLS, book_dir, describe, first_editable, open_page,
-                             pages_with_code, run_axe, site_pages, start_live_code, wait_output, wait_ready)
+from browser_support import (
+    CELLS,
+    FIND_CELLS,
+    book_dir,
+    describe,
+    first_editable,
+    open_page,
+    pages_with_code,
+    run_axe,
+    site_pages,
+    start_live_code,
+    wait_output,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.browser
 

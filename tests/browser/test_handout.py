@@ -17,8 +17,8 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 from browser_support import REPORT, book_dir
+from bs4 import BeautifulSoup
 from test_print import UI_TEXT
 
 from rec11 import notes
@@ -43,7 +43,7 @@ def flat(text: str) -> str:
 
 def run_handout(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "rec11_book.handout", "--book", str(BOOK), *args],
-                          capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
+                          check=False, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
 
 
 def sheets(pdf: Path, *layout: str) -> list[str]:

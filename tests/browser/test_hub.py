@@ -21,8 +21,18 @@ import time
 import uuid
 
 import pytest
-from browser_support import (CELLS, FIND_CELLS, REPORT, first_editable, page_url, pages_with_code, book_dir,
-                             status_text, type_and_run, wait_output)
+from browser_support import (
+    CELLS,
+    FIND_CELLS,
+    REPORT,
+    book_dir,
+    first_editable,
+    page_url,
+    pages_with_code,
+    status_text,
+    type_and_run,
+    wait_output,
+)
 from hub_support import SLOW_SPAWN
 
 # one worker of make test's two: the hub and its hub-mode build are made once

@@ -10,11 +10,24 @@ from __future__ import annotations
 import time
 
 import pytest
+from browser_support import (
+    CELLS,
+    FIND_CELLS,
+    REPORT,
+    RUN_TIMEOUT,
+    book_dir,
+    first_editable,
+    output_text,
+    page_url,
+    pages_with_code,
+    reveal,
+    start_live_code,
+    status_text,
+    type_and_run,
+    wait_output,
+)
 
 from rec11_book.pagefacts import trains_models
-from browser_support import (CELLS, FIND_CELLS, REPORT, RUN_TIMEOUT, book_dir, first_editable, output_text,
-                             page_url, pages_with_code, reveal, start_live_code, status_text, type_and_run,
-                             wait_output)
 
 pytestmark = pytest.mark.browser
 

@@ -7,8 +7,20 @@ code: a build that changes the page's code does not bring stale edits back.
 from __future__ import annotations
 
 import pytest
-from browser_support import (CELLS, FIND_CELLS, book_dir, first_editable, live_code_loaded, page_url, pages_with_code,
-                             reveal, start_live_code, status_text, type_and_run, wait_output)
+from browser_support import (
+    CELLS,
+    FIND_CELLS,
+    book_dir,
+    first_editable,
+    live_code_loaded,
+    page_url,
+    pages_with_code,
+    reveal,
+    start_live_code,
+    status_text,
+    type_and_run,
+    wait_output,
+)
 
 pytestmark = pytest.mark.browser
 

@@ -8,8 +8,16 @@ output shows TeX (IPython's Math / Latex / Markdown).
 from __future__ import annotations
 
 import pytest
-from browser_support import (CELLS, FIND_CELLS, RUN_TIMEOUT, first_editable, page_url, settle, start_live_code,
-                             type_and_run)
+from browser_support import (
+    CELLS,
+    FIND_CELLS,
+    RUN_TIMEOUT,
+    first_editable,
+    page_url,
+    settle,
+    start_live_code,
+    type_and_run,
+)
 
 pytestmark = pytest.mark.browser
 

@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 from browser_support import REPORT, book_dir, describe, run_axe
+from bs4 import BeautifulSoup
 
 from rec11 import notes
 from rec11_book.pages import DECK, slide_id
@@ -42,7 +42,8 @@ OVERFLOW = """() => {
     if (/^(PRE|TABLE)$/.test(el.tagName) && el.scrollWidth > el.clientWidth + 1) out.push(`${el.tagName} scrolls`);
   }
   const under = (r, what) => chromes.forEach(c => {
-    if (r.width && r.left < c.right && c.left < r.right && r.top < c.bottom && c.top < r.bottom) out.push(`${what} under reveal's controls`);
+    if (r.width && r.left < c.right && c.left < r.right && r.top < c.bottom && c.top < r.bottom)
+      out.push(`${what} under reveal's controls`);
   });
   const walker = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {

@@ -148,7 +148,7 @@ def build(book: Path, out: Path | None = None) -> Build:
             code = 0
         except SystemExit as done:  # Jupyter Book exits with Sphinx's status on warnings
             code = done.code if isinstance(done.code, int) else 1
-        except Exception as err:  # an exception in the build: Jupyter Book raises after printing it
+        except Exception as err:  # noqa: BLE001 - an exception in the build: Jupyter Book raises after printing it
             print(f"{type(err).__name__}: {err}", file=log)
             code = 1
         finally:

@@ -136,7 +136,8 @@ def test_notes_that_disagree_with_the_budget_fail_the_build_naming_the_config(mi
 
 
 def test_a_malformed_instructor_note_names_the_page_and_line(mini_book):
-    page = mini_book.page("index", "# Home\n\n:::{instructor-note}\n:slide: A\n:minutes: five\n:block: close\n\nText\n:::\n")
+    page = mini_book.page("index", "# Home\n\n:::{instructor-note}\n:slide: A\n:minutes: five\n:block: close\n\n"
+                                   "Text\n:::\n")
     mini_book.toc("index")
     line = page.read_text().splitlines().index(":::{instructor-note}") + 1
     failed_with(mini_book.build(), f"index.md:{line}", ":minutes: must be a number")
@@ -205,7 +206,7 @@ def test_a_going_further_page_adds_to_its_core_page_reading_time(mini_book):
         "    sections:\n      - file: book/further/core\n")
     result = mini_book.build()
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    html = lambda name: (mini_book.path / "_build" / "html" / "book" / f"{name}.html").read_text()  # noqa: E731
+    html = lambda name: (mini_book.path / "_build" / "html" / "book" / f"{name}.html").read_text()
     # 600 words and one visible code cell: 3 min 10 s; the going-further page: 1,200 words, 6 min
     assert "Reading time 3 min · going further 6 min more" in html("core")
     assert "Going further · reading time 6 min" in html("further/core")

@@ -159,8 +159,8 @@ def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_fact
     the notebook of a page it takes from the cache without outputs, and leaves a page it
     does not read again as an earlier build wrote it. The deck is composed from the
     written pages, read again or not."""
-    from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
     from rec11.chapter import load_substitutions
+    from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
 
     facts = load_substitutions(mini_book.path)  # the notes must fill the session's budget
     mini_book.page("index", "# Home\n" + slide("The home point.", "Home", "attention", facts["budget_attention"])

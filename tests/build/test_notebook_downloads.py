@@ -187,12 +187,14 @@ def test_downloads_read_as_the_pages_do_with_no_markup_and_no_instructor_notes(b
         text = path.read_text()
         for what, pattern in MARKUP.items():
             found = pattern.search(text)
-            assert not found, f"{path.name}: {what} in the .md download: {text[max(0, found.start() - 60):found.end() + 60]!r}"
+            assert not found, (f"{path.name}: {what} in the .md download: "
+                               f"{text[max(0, found.start() - 60):found.end() + 60]!r}")
         assert not any(note[:80] in text for note in notes), f"{path.name}: an instructor note in the .md download"
 
 
 def test_the_install_cell_names_the_commit_the_site_was_built_from(build_dir, root):
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout.strip()
     for rel, path in downloads(build_dir).items():
         install = code_cells(nbformat.read(path, as_version=4))[0].source
         assert f"@{head}#subdirectory=src\"" in install, f"{rel}: the install cell does not pin rec11 at {head}"
@@ -312,7 +314,7 @@ def test_the_install_cell_installs_the_course_package_alone(student_venv):
     """What a student's install holds: rec11, never the book's build or tools."""
     found = subprocess.run(
         [str(student_venv["python"]), "-c",
-         "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n)))" % (BUILD_ONLY,)],
+         f"import importlib.util as u; print(' '.join(n for n in {BUILD_ONLY!r} if u.find_spec(n)))"],
         capture_output=True, text=True, check=True).stdout.split()
     assert not found, f"a student's install of rec11 holds {found}: they belong to the book's build"
 

@@ -45,7 +45,7 @@ def test_a_note_without_slide_content_names_the_page_and_line(mini_book):
 The first slide's point.
 :::
 """ + NOTE.format(slide="First") + "\nProse that is not on a slide.\n" + NOTE.format(slide="Second"))
-    line = [i for i, text in enumerate(lines, 1) if text == ":slide: Second"][0] - 1
+    line = next(i for i, text in enumerate(lines, 1) if text == ":slide: Second") - 1
     assert code != 0, output[-3000:]
     assert f"index.md:{line}: WARNING: this instructor note has no slide content" in output, output[-3000:]
     assert "this instructor note has no slide content" not in output.split(f"index.md:{line}")[0]

@@ -132,7 +132,8 @@ def test_extensions_import_no_other_extension():
     extensions = {name.removeprefix("rec11_book.") for name in loaded if name.startswith("rec11_book.")}
     assert len(extensions) > 15, extensions
     actual = build_imports()
-    crossing = {m: sorted(deps & extensions) for m, (deps, _) in actual.items() if m in extensions and deps & extensions}
+    crossing = {m: sorted(deps & extensions) for m, (deps, _) in actual.items()
+                if m in extensions and deps & extensions}
     assert not crossing, f"extensions importing extensions (move the shared part to a shared module): {crossing}"
     shared = set(actual) - extensions - COMMANDS
     upward = {m: sorted(deps - shared) for m in shared for deps in [actual[m][0]] if deps - shared}

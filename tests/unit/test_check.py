@@ -127,8 +127,10 @@ def test_vae_loss():
     assert check.vae_loss(lambda xh, x, mu, lv, b: (F.mse_loss(xh, x, reduction="sum") + b * kl(mu, lv)) / len(x))
     mean = check.vae_loss(lambda xh, x, mu, lv, b: F.mse_loss(xh, x) + b * kl(mu, lv))
     assert names(mean) == {"mean"} and "256 times" in repr(mean)
-    assert names(check.vae_loss(lambda xh, x, mu, lv, b: F.mse_loss(xh, x, reduction="sum") - b * kl(mu, lv))) == {"kl_sign"}
-    assert names(check.vae_loss(lambda xh, x, mu, lv, b: F.mse_loss(xh, x, reduction="sum") + kl(mu, lv))) == {"no_beta"}
+    assert names(check.vae_loss(lambda xh, x, mu, lv, b: F.mse_loss(xh, x, reduction="sum")
+                                - b * kl(mu, lv))) == {"kl_sign"}
+    assert names(check.vae_loss(lambda xh, x, mu, lv, b: F.mse_loss(xh, x, reduction="sum")
+                                + kl(mu, lv))) == {"no_beta"}
     assert names(check.vae_loss(lambda xh, x, mu, lv, b: F.mse_loss(xh, x, reduction="sum") / len(x)
                                 + b * kl(mu, lv))) == {"reduction"}
 

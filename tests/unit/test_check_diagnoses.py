@@ -92,7 +92,7 @@ def test_an_unnamed_attention_mistake_shows_a_real_counterexample():
 
 def test_a_split_that_is_right_only_for_one_head_size_shows_where_it_fails():
     def split_heads(x, H):
-        N, T, d = x.shape
+        N, T, d = x.shape  # noqa: RUF059
         return x.view(N, T, H, 4).transpose(1, 2)  # the head size typed as 4
     verdict = check.split_heads(split_heads)
     name, k = _counterexample(verdict)

@@ -37,7 +37,7 @@ def attention_answer(power, divisor, fill, dim, mask_t):
     return attention
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def attention_verdict(*choice):
     return check.attention(attention_answer(*choice)).ok
 
@@ -97,7 +97,7 @@ def split_answer(view_order, permute, head_size):
     return split_heads
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def split_verdict(view_order, permute, head_size):
     return check.split_heads(split_answer(view_order, permute, head_size)).ok
 
@@ -136,7 +136,7 @@ def merge_answer(unpack, permute):
     return merge_heads
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def merge_verdict(unpack, permute):
     return check.merge_heads(merge_answer(unpack, permute)).ok
 
@@ -183,7 +183,7 @@ def generate_answer(source, strict, extra):
     return generate
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def generate_verdict(*choice):
     return check.generate(generate_answer(*choice)).ok
 

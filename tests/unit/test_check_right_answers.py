@@ -87,7 +87,7 @@ def merge_permute(x):
 
 
 def merge_contiguous_view(x):
-    N, H, T, d_h = x.shape
+    N, H, T, d_h = x.shape  # noqa: RUF059
     return x.transpose(1, 2).contiguous().view(N, T, -1)
 
 

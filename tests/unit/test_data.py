@@ -14,7 +14,7 @@ def test_digits_are_scaled_pixels_with_labels():
 
 
 def test_digits_split_is_a_fixed_partition():
-    Xtr, ytr, Xte, yte = data.digits_split()
+    Xtr, ytr, Xte, yte = data.digits_split()  # noqa: RUF059
     assert (len(Xtr), len(Xte)) == (1500, 297)
     again = data.digits_split()
     assert torch.equal(Xte, again[2]) and torch.equal(ytr, again[1])

@@ -88,7 +88,8 @@ def test_idle_servers_are_culled_the_image_is_prepulled_and_has_the_models(confi
     assert "--target-repo-dir /srv/rec11" in guide and "repo2docker" in guide
     assert config["singleuser"]["extraEnv"]["REC11_CACHE_DIR"].startswith("/srv/rec11/")
     assert config["singleuser"]["extraEnv"]["REC11_THREADS"] == "1"
-    assert any(a.startswith("--MappingKernelManager.cull_idle_timeout=") for a in config["hub"]["config"]["Spawner"]["args"])
+    spawner_args = config["hub"]["config"]["Spawner"]["args"]
+    assert any(a.startswith("--MappingKernelManager.cull_idle_timeout=") for a in spawner_args)
 
 
 def test_the_browser_tests_hub_is_set_up_as_the_guide_says():

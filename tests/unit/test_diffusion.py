@@ -7,8 +7,8 @@ import pytest
 import torch
 from scipy import stats
 
-from rec11 import data, diffusion as df
-
+from rec11 import data
+from rec11 import diffusion as df
 
 # ---------------------------------------------------------------- the schedule
 
@@ -82,7 +82,8 @@ def test_q_sample_is_the_slides_expression():
 
 
 def small_config(**kw):
-    return df.DiffusionConfig(**{"T": 50, "hidden": 16, "t_dim": 8, "steps": 20, "batch_size": 32, "n_train": 200, **kw})
+    return df.DiffusionConfig(**{"T": 50, "hidden": 16, "t_dim": 8, "steps": 20, "batch_size": 32, "n_train": 200,
+                                 **kw})
 
 
 def test_denoiser_shapes_and_call_count():

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from rec11_book import facts
+
 ROOT = Path(__file__).resolve().parents[2]
 
 FACTS = {"week": 11, "review_week": 12, "a5_due": "Tue 11/24", "recess_start": "Wed 11/25",
@@ -33,7 +34,7 @@ def test_a_date_that_makes_a_sentence_false_names_the_fact_the_sentence_and_the_
 
 
 def test_a_weekday_that_fits_no_nearby_year_is_an_error():
-    (fact, problem), = facts.broken({**FACTS, "final_date": "Wed 12/1"}, 2026)
+    (_, problem), = facts.broken({**FACTS, "final_date": "Wed 12/1"}, 2026)
     assert "'Wed 12/1'" in problem and "Fix: correct the weekday" in problem
 
 

@@ -31,7 +31,7 @@ def test_greedy_path_has_a_unique_best_word_at_every_step():
     # so that T -> 0 picks one sentence, and sampling loses all its diversity
     prefix = ()
     while True:
-        ranked = sorted(G.next_word_probs(prefix).values(), reverse=True) + [0.0]
+        ranked = [*sorted(G.next_word_probs(prefix).values(), reverse=True), 0.0]
         assert ranked[0] > 1.1 * ranked[1], prefix
         best = max(G.next_word_probs(prefix).items(), key=lambda kv: kv[1])[0]
         if best == G.EOS:

@@ -51,7 +51,7 @@ def test_settle_waits_for_a_late_request():
 def test_settle_names_the_request_that_never_came_back(monkeypatch):
     monkeypatch.setattr(handout, "SETTLE_SECONDS", 0.3)
     stuck = Request("http://handout.rec11/_figures/never.svg")
-    with pytest.raises(handout.HandoutError, match="never.svg"):
+    with pytest.raises(handout.HandoutError, match=r"never\.svg"):
         handout.settle(Tab(), {stuck}, [])
 
 
@@ -63,7 +63,8 @@ def test_settle_reports_a_crashed_tab():
 def test_a_final_print_that_moved_a_title_is_caught_not_an_index_error():
     """The contents' page numbers come from a draft print; a final print that laid out
     differently (shorter, or a title on another sheet) is named, so the edition is printed again."""
-    entries = [handout.Entry("book/a", None, False, "Attention maps"), handout.Entry("book/b", None, False, "Diffusion")]
+    entries = [handout.Entry("book/a", None, False, "Attention maps"),
+               handout.Entry("book/b", None, False, "Diffusion")]
     final = ["Contents", "Attention\nmaps and more", "Diffusion, step by step"]
     assert handout.moved_entries(entries, [2, 3], final) == []
     assert handout.moved_entries(entries, [2, 4], final) == ["'Diffusion' is not on page 4 of 3"]
@@ -77,11 +78,13 @@ def test_a_print_cut_short_is_caught_by_its_footers():
     assert handout.misnumbered_sheets(whole) == []
     cut = [sheet.replace(" of 3", " of 5") for sheet in whole]
     assert handout.misnumbered_sheets(cut)[0] == "sheet 1 of 3 is not numbered 'page 1 of 3'"
-    assert handout.misnumbered_sheets([whole[1], whole[0], whole[2]])[:1] == ["sheet 1 of 3 is not numbered 'page 1 of 3'"]
+    assert (handout.misnumbered_sheets([whole[1], whole[0], whole[2]])[:1]
+            == ["sheet 1 of 3 is not numbered 'page 1 of 3'"])
 
 
 def test_a_title_missing_from_the_draft_is_named():
-    entries = [handout.Entry("book/a", None, False, "Attention maps"), handout.Entry("book/b", None, False, "Diffusion")]
+    entries = [handout.Entry("book/a", None, False, "Attention maps"),
+               handout.Entry("book/b", None, False, "Diffusion")]
     assert handout.draft_numbers(["@@0@@ Attention maps", "more", "@@1@@ Diffusion"], entries) == [1, 3]
     with pytest.raises(handout.HandoutError, match="book/b"):
         handout.draft_numbers(["@@0@@ Attention maps"], entries)

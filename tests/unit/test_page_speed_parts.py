@@ -64,7 +64,8 @@ def test_trimmed_page_drops_search_scripts_and_the_import_hop():
 
 
 def test_glyph_ids_are_numbered_over_the_document():
-    one = '<mjx-container><svg><defs><path id="MJX-@@-TEX-I-1"/></defs><use href="#MJX-@@-TEX-I-1"/></svg></mjx-container>'
+    one = ('<mjx-container><svg><defs><path id="MJX-@@-TEX-I-1"/></defs>'
+           '<use href="#MJX-@@-TEX-I-1"/></svg></mjx-container>')
     out = unique_ids(one + one.replace("@@", "5"))
     assert out.count('id="MJX-1-TEX-I-1"') == 1 and out.count('id="MJX-2-TEX-I-1"') == 1
     assert 'href="#MJX-1-TEX-I-1"' in out and 'href="#MJX-2-TEX-I-1"' in out

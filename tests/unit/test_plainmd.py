@@ -19,7 +19,8 @@ def context(**kw):
 
 
 def test_slides_unwrap_and_instructor_notes_go():
-    text = ":::{slide}\nThe KL is a **gap**.\n:::\n\nProse.\n\n:::{instructor-note}\n:slide: KL\n:minutes: 3\n\nSay it twice.\n:::\n"
+    text = (":::{slide}\nThe KL is a **gap**.\n:::\n\nProse.\n\n"
+            ":::{instructor-note}\n:slide: KL\n:minutes: 3\n\nSay it twice.\n:::\n")
     out = convert(text, context()[0])
     assert out == "The KL is a **gap**.\n\nProse."
 
@@ -44,12 +45,14 @@ def test_exercises_become_headings_and_solutions_go_to_the_answers_notebook():
     # a folded answer is in view in Colab and VS Code: the reader's notebook has none
     assert out == "## Exercises\n\n### Exercise 1\n\nWhy $\\sqrt{d_k}$?\n\nNext."
     answers = convert(text, context(answers=True)[0])
-    assert "### Exercise 1\n\nWhy $\\sqrt{d_k}$?\n\n#### Answer to Exercise 1\n\nBecause **variance**.\n\nNext." in answers
+    assert ("### Exercise 1\n\nWhy $\\sqrt{d_k}$?\n\n#### Answer to Exercise 1\n\nBecause **variance**.\n\nNext."
+            in answers)
     assert ":::" not in answers and "{" + "solution}" not in answers
 
 
 def test_admonitions_become_quotes_and_dropdowns_details():
-    out = convert(":::{note}\nOne line.\n\nTwo.\n:::\n\n:::{tip} Read this\n:class: dropdown\n\nHidden.\n:::", context()[0])
+    out = convert(":::{note}\nOne line.\n\nTwo.\n:::\n\n:::{tip} Read this\n:class: dropdown\n\nHidden.\n:::",
+                  context()[0])
     assert out.startswith("> **Note**\n>\n> One line.\n>\n> Two.")
     assert "<details>\n<summary>Read this</summary>\n\nHidden.\n\n</details>" in out
 

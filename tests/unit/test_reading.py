@@ -5,8 +5,8 @@ import textwrap
 import pytest
 from docutils import nodes
 
-from rec11_book import reading
 from rec11.chapter import toc_chapters
+from rec11_book import reading
 from rec11_book.reading import Reading, count, minutes_text
 
 

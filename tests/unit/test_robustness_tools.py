@@ -7,7 +7,6 @@ import textwrap
 import pytest
 
 from rec11_tools import claims, robustness
-from rec11_tools.robustness import Variant
 
 PAGE = textwrap.dedent('''\
     ---

@@ -65,7 +65,7 @@ def test_the_decoder_receives_z(model, ids):
     assert (a - b).abs().max() > 1e-3
     # and the reconstruction term alone sends a gradient back through z to the encoder
     model.train()
-    logits, mu, logvar = model(ids)
+    logits, mu, logvar = model(ids)  # noqa: RUF059
     sv.sentence_nll(logits, ids).sum().backward()
     assert model.encoder.out.weight.grad.abs().sum() > 0
 

@@ -7,7 +7,8 @@ from rec11 import sources
 
 
 def test_imports_are_found_absolute_relative_and_through_from():
-    code = "import rec11.attention\nfrom rec11 import style\nfrom rec11.cache import x\nimport numpy\n%matplotlib inline"
+    code = ("import rec11.attention\nfrom rec11 import style\nfrom rec11.cache import x\nimport numpy\n"
+            "%matplotlib inline")
     assert sources.imported_modules(code) == {"rec11.attention", "rec11", "rec11.style", "rec11.cache", "rec11.cache.x"}
     assert sources.imported_modules("from .attention import attention", "rec11.gpt") == {"rec11.attention",
                                                                                       "rec11.attention.attention"}
@@ -62,5 +63,5 @@ def test_the_book_machinery_starts_without_torch():
             "[importlib.import_module(m.name) for m in pkgutil.iter_modules(rec11_book.__path__, 'rec11_book.')]; "
             "rec11_book.preview.warm_up(__import__('pathlib').Path('.')); "
             "sys.exit('torch' in sys.modules)")
-    assert subprocess.run([sys.executable, "-c", code]).returncode == 0, "a Sphinx extension imports torch"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0, "a Sphinx extension imports torch"
 

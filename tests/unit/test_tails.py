@@ -47,9 +47,9 @@ def moved(k, rng):
         m = min(250_000, k - start)
         Q, K, V = (torch.randn(m, T, D_K, generator=g) for _ in range(3))
 
-        def first(q):
-            scores = (q @ K.transpose(-2, -1) / math.sqrt(D_K)).masked_fill(mask == 0, -math.inf)
-            return (torch.softmax(scores, dim=1) @ V)[:, 0]  # (m, d_k) position 0's output
+        def first(q):  # called in this iteration, so K and V are this batch's
+            scores = (q @ K.transpose(-2, -1) / math.sqrt(D_K)).masked_fill(mask == 0, -math.inf)  # noqa: B023
+            return (torch.softmax(scores, dim=1) @ V)[:, 0]  # noqa: B023 - (m, d_k) position 0's output
         changed = Q.clone()
         changed[:, -1] = 2 * K[:, 0]
         out.append((first(changed) - first(Q)).abs().amax(-1))

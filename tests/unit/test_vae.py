@@ -7,7 +7,6 @@ from torch.distributions import Normal, kl_divergence
 
 from rec11 import data, sentence_vae, vae
 
-
 # ---------------------------------------------------------------- the KL term
 
 

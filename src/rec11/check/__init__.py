@@ -15,12 +15,12 @@ module per exercise holds its check: ``ex2_attention``, ``ex3_shapes``, ``ex4_ge
 ``ex5_surprisal`` and ``ex7_objective``.
 """
 
-from rec11.check.ex2_attention import attention, attention_inputs
 from rec11.check.core import Verdict, inputs
-from rec11.check.ex4_generation import generate
-from rec11.check.ex7_objective import diffusion_loss, reparameterize, vae_loss
+from rec11.check.ex2_attention import attention, attention_inputs
 from rec11.check.ex3_shapes import merge_heads, padding_mask, split_heads
+from rec11.check.ex4_generation import generate
 from rec11.check.ex5_surprisal import surprisal
+from rec11.check.ex7_objective import diffusion_loss, reparameterize, vae_loss
 
 __all__ = ["Verdict", "attention", "attention_inputs", "diffusion_loss", "generate",
            "inputs", "merge_heads", "padding_mask", "reparameterize", "split_heads",

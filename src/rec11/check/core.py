@@ -21,8 +21,9 @@ not built from (tests/unit/test_check_properties.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 

@@ -8,9 +8,22 @@ import math
 import torch
 
 from rec11 import attention as reference
-from rec11.check.core import (GRAD_LEAK, Case, Verdict, battery, case_name, first,
-                              first_difference, gradient_difference, gradients, named,
-                              raised, right, run, wrong)
+from rec11.check.core import (
+    GRAD_LEAK,
+    Case,
+    Verdict,
+    battery,
+    case_name,
+    first,
+    first_difference,
+    gradient_difference,
+    gradients,
+    named,
+    raised,
+    right,
+    run,
+    wrong,
+)
 
 MISTAKES = {
     "dim": "your weights sum to 1 down each column, not along each row: the softmax "

@@ -9,8 +9,21 @@ import itertools
 import torch
 
 from rec11 import attention as reference
-from rec11.check.core import (GRAD_LEAK, Case, Verdict, battery, case_name, first_difference,
-                              gradient_difference, gradients, named, raised, right, run, wrong)
+from rec11.check.core import (
+    GRAD_LEAK,
+    Case,
+    Verdict,
+    battery,
+    case_name,
+    first_difference,
+    gradient_difference,
+    gradients,
+    named,
+    raised,
+    right,
+    run,
+    wrong,
+)
 
 
 def _values(seed, *shape, dtype=torch.float32):
@@ -20,7 +33,7 @@ def _values(seed, *shape, dtype=torch.float32):
 @battery("split_heads")
 def split_cases() -> list[Case]:
     sizes = [(2, 3, 8, 2), (3, 5, 12, 2), (4, 2, 15, 5), (1, 7, 12, 4)]
-    out = [Case(lambda s=s: (_values(k, *s[:3]), s[3]), f"N={s[0]}, T={s[1]}, d={s[2]}, H={s[3]}")
+    out = [Case(lambda s=s, k=k: (_values(k, *s[:3]), s[3]), f"N={s[0]}, T={s[1]}, d={s[2]}, H={s[3]}")
            for k, s in enumerate(sizes)]
     out.append(Case(lambda: (_values(9, 2, 6, 20, dtype=torch.float64), 4),
                     "float64, N=2, T=6, d=20, H=4"))
@@ -30,7 +43,7 @@ def split_cases() -> list[Case]:
 @battery("merge_heads")
 def merge_cases() -> list[Case]:
     sizes = [(2, 2, 3, 4), (3, 2, 5, 4), (2, 4, 3, 5), (4, 3, 2, 6)]
-    out = [Case(lambda s=s: (_values(k, *s),), f"N={s[0]}, H={s[1]}, T={s[2]}, d/H={s[3]}")
+    out = [Case(lambda s=s, k=k: (_values(k, *s),), f"N={s[0]}, H={s[1]}, T={s[2]}, d/H={s[3]}")
            for k, s in enumerate(sizes)]
     out.append(Case(lambda: (_values(9, 1, 5, 4, 3, dtype=torch.float64),),
                     "float64, N=1, H=5, T=4, d/H=3"))
@@ -308,7 +321,7 @@ def padding_mask(fn) -> Verdict:
 def _padding_counterexample(cases, hidden, patterns) -> Verdict:
     """The first entry, in the first case, where the mask differs from the nearer right one."""
     for k, (case, h, p) in enumerate(zip(cases, hidden, patterns)):
-        lengths, T = case.make()
+        lengths, T = case.make()  # noqa: RUF059
         nearest = min((p["right", c, "and"].expand_as(h) for c in (None, "right")),
                       key=lambda want: int((want != h).sum()))
         if torch.equal(h, nearest):

@@ -16,8 +16,7 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from rec11.check.core import (GRAD_LEAK, Case, Verdict, battery, case_name, raised, right, run,
-                              wrong)
+from rec11.check.core import GRAD_LEAK, Case, Verdict, battery, case_name, raised, right, run, wrong
 
 
 class FakeLM(torch.nn.Module):
@@ -43,7 +42,7 @@ class FakeLM(torch.nn.Module):
         self.calls: list[tuple[int, bool, bool]] = []
 
     def forward(self, idx):
-        N, T = idx.shape
+        N, T = idx.shape  # noqa: RUF059
         self.calls.append((T, self.training, torch.is_grad_enabled()))
         if T > self.cfg.block_size:
             raise ValueError(f"sequence of {T} tokens, block_size is {self.cfg.block_size}")
@@ -70,7 +69,7 @@ class ChainLM(FakeLM):
         return (3 * sum(tokens) + 1) % cls.V
 
     def forward(self, idx):
-        N, T = idx.shape
+        N, T = idx.shape  # noqa: RUF059
         self.calls.append((T, self.training, torch.is_grad_enabled()))
         if T > self.cfg.block_size:
             raise ValueError(f"sequence of {T} tokens, block_size is {self.cfg.block_size}")

@@ -7,8 +7,20 @@ import math
 import torch
 
 from rec11 import lm
-from rec11.check.core import (GRAD_LEAK, Case, Verdict, battery, case_name, close,
-                              first_difference, named, raised, right, run, wrong)
+from rec11.check.core import (
+    GRAD_LEAK,
+    Case,
+    Verdict,
+    battery,
+    case_name,
+    close,
+    first_difference,
+    named,
+    raised,
+    right,
+    run,
+    wrong,
+)
 
 
 def _sentence(seed, T, V, spread=2.0, dtype=torch.float32):

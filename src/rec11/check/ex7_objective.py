@@ -11,8 +11,20 @@ import torch.nn.functional as F
 from torch import nn
 
 from rec11 import diffusion
-from rec11.check.core import (GRAD_LEAK, SEED, Case, Verdict, battery, case_name,
-                              first_difference, gradient_difference, raised, right, run, wrong)
+from rec11.check.core import (
+    GRAD_LEAK,
+    SEED,
+    Case,
+    Verdict,
+    battery,
+    case_name,
+    first_difference,
+    gradient_difference,
+    raised,
+    right,
+    run,
+    wrong,
+)
 
 # --- the reparameterisation ------------------------------------------------------------------
 
@@ -228,7 +240,7 @@ def _vae_terms(xhat, x, mu, logvar):
              ("recon_l1", error.abs().sum()),
              ("recon_norm", error.norm()),
              ("recon_bce", F.binary_cross_entropy(xhat, x, reduction="sum"))]
-    inner = lambda log_var, var, one=1.0, m2=mu.pow(2): (one + log_var - m2 - var).sum()
+    inner = lambda log_var, var, one=1.0, m2=mu.pow(2): (one + log_var - m2 - var).sum()  # noqa: B008 - bound once
     kl = [("right", -0.5 * inner(lv, lv.exp())),
           ("kl_sign", 0.5 * inner(lv, lv.exp())),
           ("kl_half", -inner(lv, lv.exp())),  # the 0.5 missing
@@ -377,9 +389,9 @@ def _vae_gradients(cases, grads, sizes, div) -> Verdict:
 def _vae_mistakes(at, terms, sizes, cases) -> dict[str, str]:
     """Name what every case agrees on; else show the first case's numbers."""
     close = lambda a, b: math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-6)
-    if all(close(v[b], v[0.0] + b * b * (v[1.0] - v[0.0])) for v in at for b in BETAS):
-        if any(abs(v[1.0] - v[0.0]) > 1e-6 for v in at):
-            return {"beta_squared": VAE_MISTAKES["beta_squared"]}
+    if (all(close(v[b], v[0.0] + b * b * (v[1.0] - v[0.0])) for v in at for b in BETAS)
+            and any(abs(v[1.0] - v[0.0]) > 1e-6 for v in at)):
+        return {"beta_squared": VAE_MISTAKES["beta_squared"]}
     linear = all(close(v[b], v[0.0] + b * (v[1.0] - v[0.0])) for v in at for b in BETAS)
     if not linear:
         v = at[0]
