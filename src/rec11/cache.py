@@ -42,9 +42,9 @@ import inspect
 import json
 import os
 import time
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from pathlib import Path  # noqa: F401  (unused; removing it would change code_hash and retrain every model)
-from typing import Callable, Iterable
 
 import torch
 

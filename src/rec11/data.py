@@ -8,7 +8,7 @@ Loaders return float32 tensors, the dtype every model in the package expects.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import torch
@@ -64,7 +64,7 @@ def _raw_2d(name: str, n: int, noise: float, seed: int) -> np.ndarray:
     return x[:n]  # the generators shuffle, so the first points are a random subset
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference_stats(name: str, noise: float) -> tuple[np.ndarray, np.ndarray]:
     """(mean, std), each (2,): the raw data set's statistics, which ``toy_2d`` divides out.
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
@@ -95,7 +95,7 @@ def decode(ids: Sequence[int] | torch.Tensor) -> str:
     return " ".join(VOCAB[i] for i in ids if i != PAD_ID)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _expand(symbol: str, cfg: GrammarConfig) -> tuple[tuple[tuple[str, ...], float], ...]:
     """Every word string ``symbol`` can produce, with its probability (one entry per derivation)."""
     table = rules(cfg)
@@ -109,7 +109,7 @@ def _expand(symbol: str, cfg: GrammarConfig) -> tuple[tuple[tuple[str, ...], flo
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sentences(cfg: GrammarConfig = GrammarConfig()) -> dict[tuple[str, ...], float]:
     """Every sentence of the language with its probability, most probable first.
 
@@ -122,7 +122,7 @@ def sentences(cfg: GrammarConfig = GrammarConfig()) -> dict[tuple[str, ...], flo
     return dict(sorted(probs.items(), key=lambda item: (-item[1], item[0])))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _prefixes(cfg: GrammarConfig) -> dict[tuple[str, ...], float]:
     """P(a sentence starts with w1..wk), for every prefix of every sentence (k = 0 included)."""
     table: dict[tuple[str, ...], float] = {}
@@ -163,7 +163,7 @@ def surprisal(sentence, cfg: GrammarConfig = GrammarConfig(), eos: bool = False)
     p = [prefix_prob(ws[:k], cfg) for k in range(len(ws) + 1)]
     if eos:
         p.append(prob(ws, cfg))
-    return [math.log2(a / b) if b > 0 else math.inf for a, b in zip(p, p[1:])]
+    return [math.log2(a / b) if b > 0 else math.inf for a, b in itertools.pairwise(p)]
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ class Entropy:
     bits_per_token: float
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def entropy(cfg: GrammarConfig = GrammarConfig()) -> Entropy:
     """The exact entropy of the language, per sentence and per predicted token.
 
@@ -192,7 +192,7 @@ def is_grammatical(sentence, cfg: GrammarConfig = GrammarConfig()) -> bool:
     return words_of(sentence) in sentences(cfg)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _table(cfg: GrammarConfig) -> tuple[torch.Tensor, torch.Tensor]:
     """Every sentence as a padded id row (S, T_max), and their probabilities (S,)."""
     rows = [encode(ws) for ws in sentences(cfg)]

@@ -25,9 +25,9 @@ import hashlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 from rec11 import seeds
 from rec11.sources import cache_dir, code_hash

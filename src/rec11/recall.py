@@ -21,7 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rec11 import attention as attn, cache
+from rec11 import attention as attn
+from rec11 import cache
 from rec11.seeds import shifted
 
 DIAG_SEED = 1234  # the fixed batch for diagnostics

@@ -16,8 +16,8 @@ import hashlib
 import importlib.util
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 PACKAGE = "rec11"
 _IMPORT_LINE = re.compile(r"^\s*(?:from|import)\s+(rec11(?:\.\w+)*)", re.M)
@@ -68,7 +68,7 @@ def imported_modules(source: str, current: str | None = None, is_package: bool =
     try:
         tree = ast.parse("\n".join(lines))
     except SyntaxError:  # not Python after all: fall back to the import lines alone
-        return {m for m in _IMPORT_LINE.findall(source)} if _IMPORT_LINE.search(source) else set()
+        return set(_IMPORT_LINE.findall(source)) if _IMPORT_LINE.search(source) else set()
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
