@@ -133,7 +133,7 @@ def test_page_messages_reads_constants_and_fstrings(tmp_path):
                     "claim(z, '<', 1, \"p.md: 'c'\")\n"
                     "```\n")
     patterns = page_messages(tmp_path)
-    live = lambda m: any(p.fullmatch(m) for p in patterns)  # noqa: E731
+    live = lambda m: any(p.fullmatch(m) for p in patterns)
     assert live("p.md: 'a'") and live("p.md: 'b', anything") and live("p.md: 'c'")
     assert not live("p.md: 'c' (older)") and not live("p.md: 'd'")
 
