@@ -25,7 +25,7 @@ from rec11 import seeds
 
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 RECORD_ONLY = "REC11_CLAIMS_RECORD_ONLY"
-# the knobs besides the seed that change how a model trains (rec11.cache, DESIGN: claims)
+# the knobs besides the seed that change how a model trains (rec11.cache; docs/claims-and-robustness.md)
 KNOBS = ("REC11_TRAIN_THREADS", "ATEN_CPU_CAPABILITY", "MKL_CBWR")
 
 RECORD: list[dict] = []  # one row per call, in order: message, value, op, threshold, held

@@ -62,3 +62,17 @@ def test_every_link_and_path_named_exists(doc):
     known = tracked()
     missing += [p for p in paths if not named(p, known)]
     assert not missing, f"{doc.name} names paths that do not exist: {missing}"
+
+
+# Names that look like files but are products, and the README's placeholder for "a page"
+NOT_FILES = {"Node.js", "reveal.js", "page.md"}
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_file_named_anywhere_exists(doc):
+    """Not only code spans: a file named in prose or in a fenced block (a folder map) exists too."""
+    text = re.sub(r"https?://\S+", "", doc.read_text())
+    names = re.findall(r"(?<![\w/.-])([\w-][\w.-]*(?:/[\w.-]+)*\.(?:md|yml|yaml|toml|txt|py|json|js|cfg))\b", text)
+    known = tracked()
+    missing = sorted({n for n in names if n not in NOT_FILES and not n.startswith(BUILT) and not named(n, known)})
+    assert not missing, f"{doc.name} names files that do not exist: {missing}"
