@@ -251,7 +251,14 @@ def contents(entries: list[Entry]) -> str:
 
 
 def sheets(pdf: Path) -> list[str]:
-    """The text of each sheet of a PDF (pdftotext separates sheets with form feeds)."""
+    """The text of each sheet of a PDF (pdftotext separates sheets with form feeds).
+
+    A file cut short anywhere has lost its last line, ``%%EOF``: that is an error here, since
+    pdftotext would rebuild the pages it can still find and read them back as if whole (a
+    cut in the cross-reference table leaves every sheet readable). A cut that removes sheets
+    is then caught by their footers (``misnumbered_sheets``)."""
+    if not pdf.read_bytes()[-1024:].rstrip().endswith(b"%%EOF"):
+        raise HandoutError(f"{pdf}: the PDF is cut short (no %%EOF at its end)")
     text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"],
                           capture_output=True, text=True, check=True).stdout
     return text.split("\f")[:-1] if text.endswith("\f") else text.split("\f")
@@ -355,8 +362,11 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
     for attempt in range(1, PRINT_TRIES + 1):
         tab = load(browser, page_html, html, figures)
         try:
-            draft = draft_sheets(tab, options)
-            wrong = misnumbered_sheets(draft)
+            try:
+                draft = draft_sheets(tab, options)
+                wrong = misnumbered_sheets(draft)
+            except (HandoutError, subprocess.CalledProcessError) as err:  # a draft cut short
+                wrong = [str(err)]
             if not wrong:
                 numbers = draft_numbers(draft, entries)
                 tab.evaluate("""(numbers) => {
@@ -367,15 +377,24 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
                 for _ in range(FINAL_PRINTS):
                     # bookmarks from the headings; tags let a screen reader follow the text
                     tab.pdf(path=out, outline=True, tagged=True, **options)
-                    final = sheets(out)
-                    wrong = misnumbered_sheets(final) or moved_entries(entries, numbers, final)
+                    wrong = wrong_print(out, entries, numbers)
                     if not wrong:
-                        return len(final)
+                        return len(sheets(out))
         finally:
             tab.close()
         print(f"rec11: {out.name}: a print came out wrong ({wrong[0]}); printing it again"
               f" ({attempt} of {PRINT_TRIES} tries)", file=sys.stderr)
     raise HandoutError(f"{out}: {PRINT_TRIES} prints came out wrong, the last: {wrong[:3]}")
+
+
+def wrong_print(pdf: Path, entries: list[Entry], numbers: list[int]) -> list[str]:
+    """What is wrong with a final print: cut short (no end, or sheets missing by their
+    footers), or a title not on the sheet the contents give it; [] when it is right."""
+    try:
+        final = sheets(pdf)
+    except (HandoutError, subprocess.CalledProcessError) as err:
+        return [str(err)]
+    return misnumbered_sheets(final) or moved_entries(entries, numbers, final)
 
 
 def draft_sheets(tab, options: dict) -> list[str]:

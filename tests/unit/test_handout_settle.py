@@ -88,3 +88,39 @@ def test_a_title_missing_from_the_draft_is_named():
     assert handout.draft_numbers(["@@0@@ Attention maps", "more", "@@1@@ Diffusion"], entries) == [1, 3]
     with pytest.raises(handout.HandoutError, match="book/b"):
         handout.draft_numbers(["@@0@@ Attention maps"], entries)
+
+
+def _numbered_pdf(path, count: int) -> None:
+    """A PDF of ``count`` sheets, each with a title and a footer "page n of count", as the
+    handout's are (drawn by matplotlib: no browser needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    with PdfPages(path) as pdf:
+        for n in range(1, count + 1):
+            fig = plt.figure(figsize=(4, 5))
+            fig.text(0.1, 0.9, f"Entry {n}")
+            fig.text(0.1, 0.5, "text " * 20)
+            fig.text(0.1, 0.05, f"CPSY 1291 handout page {n} of {count}")
+            pdf.savefig(fig)
+            plt.close(fig)
+
+
+def test_a_pdf_cut_anywhere_is_caught(tmp_path):
+    """Whatever byte a print is cut at (a file read while still being written, a disk that
+    filled up), the check names it, so that the print is made again: the file has lost its
+    %%EOF, or pdftotext finds fewer sheets than their footers count. Cut points every 1/60
+    of the file, and the last byte; the whole file passes."""
+    whole = tmp_path / "whole.pdf"
+    _numbered_pdf(whole, 6)
+    data = whole.read_bytes()
+    entries = [handout.Entry(f"e{n}", None, False, f"Entry {n}") for n in range(1, 7)]
+    numbers = list(range(1, 7))
+    assert handout.wrong_print(whole, entries, numbers) == []
+    cut = tmp_path / "cut.pdf"
+    for size in sorted({len(data) * k // 60 for k in range(1, 60)} | {len(data) - 7}):
+        cut.write_bytes(data[:size])
+        assert handout.wrong_print(cut, entries, numbers), f"a PDF cut at byte {size} of {len(data)} passed"
