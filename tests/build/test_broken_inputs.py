@@ -40,7 +40,12 @@ def test_a_cell_that_raises_names_the_page_and_line(mini_book):
         """)
     mini_book.toc("broken")
     line = page.read_text().splitlines().index("y = x / 0") + 1
-    failed_with(mini_book.build(), f"broken.md:{line}: a code cell raised ZeroDivisionError")
+    result = mini_book.build()
+    failed_with(result, f"broken.md:{line}: a code cell raised ZeroDivisionError")
+    # the cell's traceback once: not again in Jupyter Book's re-raise, nor nbclient's own frames
+    output = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
+    assert len(re.findall(r"^-+> 2 y = x / 0$", output, re.M)) == 1, output
+    assert output.count("Traceback (most recent call last)") == 1, output
 
 
 def test_a_dangling_reference_names_the_page_and_line(mini_book):
