@@ -108,8 +108,10 @@ FAILED_CELL = re.compile(
 )
 
 
-WARNING_LINE = re.compile(r"^(?:(?P<where>\S+?(?::\d+)?): )?(?:WARNING|ERROR): (?P<message>.*?)(?: \[[\w.]+\])?$",
-                          re.M)
+# A warning's line; Sphinx may have printed a step's name before it on that line
+# ("checking consistency... " precedes the budget check's warnings).
+WARNING_LINE = re.compile(r"^(?:[a-z][a-z ]*\.\.\. )?(?:(?P<where>\S+?(?::\d+)?): )?(?:WARNING|ERROR): "
+                          r"(?P<message>.*?)(?: \[[\w.]+\])?$", re.M)
 
 
 def warnings(log: str) -> list[str]:

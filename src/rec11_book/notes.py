@@ -67,37 +67,41 @@ def record_notes(app: Sphinx, docname: str, source: list[str]) -> None:
 
 
 def check_budget(app: Sphinx, env) -> None:
+    """Each block's notes against its budget, and all the notes against the session's length
+    (``rec11.notes.compare``, the rows the session plan shows), within ``budget_slack``; a row
+    that is not is a warning at its longest note (where the minutes are changed), or at its
+    course fact when no note is in the block."""
     subs = app.config.myst_substitutions
     try:
         stated = budget(subs)
         slack = float(subs["budget_slack"])
-        length = float(subs["session_minutes"])
     except KeyError as err:
         logger.warning(f"_config.yml: course facts lack {err}; cannot check the session budget", type="rec11")
         return
     found = [note for page in env.rec11_notes.values() for note in page]
     if not found:
         return
-    rows = compare(found, stated)
-    # The blocks against their budgets, and all the notes against the session's length.
-    # (The budget's own sum is shown on the plan page but not checked: the speaker
-    # notes' "~42, ~10, ~26, 5" are approximate and add up to more than the session.)
-    rows["session"] = (rows.pop("total")[0], length)
     config = Path(app.srcdir) / "_config.yml"
     text = config.read_text().splitlines() if config.is_file() else []
-    for block, (in_notes, in_budget) in rows.items():
-        if abs(in_notes - in_budget) > slack:
-            key = "session_minutes" if block == "session" else f"budget_{block}"
-            line = next((i + 1 for i, ln in enumerate(text) if ln.strip().startswith(f"{key}:")), 0)
-            ours = sorted((n for n in found if block == "session" or n.block == block), key=lambda n: -n.minutes)
-            notes = ", ".join(f"{n.page} '{n.slide}' {n.minutes:g}" for n in ours[:4])
-            logger.warning(
-                f"{config}:{line}: session budget: the instructor notes give {in_notes:g} min for "
-                f"{block!r}, but {key} is {in_budget:g} (allowed difference: budget_slack = {slack:g});"
-                f" its longest notes: {notes}. Fix: change a note's :minutes: or {key}",
-                type="rec11",
-                subtype="budget",
-            )
+    for row, (in_notes, in_budget) in compare(found, stated).items():
+        if abs(in_notes - in_budget) <= slack:
+            continue
+        key = "session_minutes" if row == "session" else f"budget_{row}"
+        line = next((i + 1 for i, ln in enumerate(text) if ln.strip().startswith(f"{key}:")), 0)
+        ours = sorted((n for n in found if row == "session" or n.block == row), key=lambda n: -n.minutes)
+        whose = "all the instructor notes" if row == "session" else f"the instructor notes of block {row!r}"
+        longest = ""
+        if ours:
+            then = ", ".join(f"{n.page}.md:{n.line} {n.minutes:g}" for n in ours[1:4])
+            longest = f"; this note is the longest, {ours[0].minutes:g} min" + (f", then {then}" if then else "")
+        fix = f"change a note's :minutes: or {key}" if ours else f"add this block's notes, or change {key}"
+        logger.warning(
+            f"session budget: {whose} add up to {in_notes:g} min, but {key} is {in_budget:g}"
+            f" ({config.name}:{line}; allowed difference: budget_slack = {slack:g}){longest}. Fix: {fix}",
+            location=(ours[0].page, ours[0].line) if ours else f"{config}:{line}",
+            type="rec11",
+            subtype="budget",
+        )
 
 
 def setup(app: Sphinx) -> dict:

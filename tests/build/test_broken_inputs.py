@@ -133,11 +133,26 @@ def test_an_unnamed_figure_cannot_be_exported(mini_book):
     failed_with(mini_book.build(), f"figs.md:{line}: this code cell draws a figure without `mystnb: figure: name:`")
 
 
-def test_notes_that_disagree_with_the_budget_fail_the_build_naming_the_config(mini_book):
-    note = ":::{instructor-note}\n:slide: The only slide\n:minutes: 30\n:block: attention\n\nThirty minutes.\n:::\n"
-    mini_book.page("index", "# Home\n\n" + note + GOOD_CELL)
+def budget_notes(attention: float) -> str:
+    """Four notes, one per block of the real _config.yml's budget (42, 10, 26, 5; slack 3), each
+    after its slide's content; ``attention`` minutes for the first."""
+    return "".join(f":::{{slide}}\nSlide {block}.\n:::\n\n:::{{instructor-note}}\n:slide: {block.title()}\n"
+                   f":minutes: {minutes:g}\n:block: {block}\n\nSay it.\n:::\n\n"
+                   for block, minutes in [("attention", attention), ("generation", 10), ("generative", 26),
+                                          ("close", 5)])
+
+
+def test_notes_over_the_budget_name_the_note_and_count_every_failure(mini_book):
+    page = mini_book.page("index", "# Home\n\n" + budget_notes(attention=49) + GOOD_CELL)
     mini_book.toc("index")
-    failed_with(mini_book.build(), "_config.yml:", "session budget", "'attention'")
+    note = next(i for i, ln in enumerate(page.read_text().splitlines(), 1) if ln == ":slide: Attention") - 1
+    result = mini_book.build()
+    # the block (49 against 42) and the session (90 against session_minutes 80): two failures
+    failed_with(result, f"index.md:{note}: session budget", "'attention'", "49", "budget_attention is 42",
+                "Fix:", "(1 more above)")
+    output = result.stdout + result.stderr
+    assert re.search(rf"rec11: \S+index\.md:{note}: session budget: .* add up to 90 min, but session_minutes "
+                     r"is 80 \(_config\.yml:\d+;.* this note is the longest, 49 min, then ", output), output[-3000:]
 
 
 def test_a_malformed_instructor_note_names_the_page_and_line(mini_book):
