@@ -307,12 +307,14 @@ def main(argv: list[str] | None = None) -> int:
         more = f" ({len(problems) - 1} more above)" if len(problems) > 1 else ""
         print(f"rec11: the build FAILED{more}: {first}", file=sys.stderr)  # the last line: where, and the fix
         return code
-    failed.unlink(missing_ok=True)
     try:
         written = export_figures(out / "_build", args.figures or args.book / "figures", args.book)
     except FigureError as err:
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text("\n".join(sorted(pages_named([str(err)], args.book.resolve()))) + "\n")
         print(f"rec11: the build FAILED: {err}", file=sys.stderr)
         return 1
+    failed.unlink(missing_ok=True)
     print(f"rec11: exported {len(written)} figure files to {args.figures or args.book / 'figures'}")
     stale = remove_stale_handouts(args.book, out / "_build" / "html")
     if stale:

@@ -6,12 +6,15 @@ that parser reads them (``pagefacts.notes``) are kept for the page
 (``env.rec11_notes``): the deck, the agenda and the budget check read that record.
 The ``{instructor-note}`` directive renders a note as a collapsed, visually distinct
 box, and reports a malformed one at its line (through the same ``validate``). The
-budget check warns when the notes' minutes and the budget in ``_config.yml``
-disagree by more than the stated slack.
+budget check warns, at the block's longest note, when the notes' minutes and the budget
+in ``_config.yml`` disagree by more than the stated slack: the rows of
+``rec11.notes.compare``, which the session plan page shows too. A build that fails
+(for that or anything else) puts the session plan back as the last good build wrote it.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import ClassVar
 
@@ -23,7 +26,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from rec11.notes import budget, compare, validate
 from rec11_book.pagefacts import notes
-from rec11_book.pages import keep_per_page
+from rec11_book.pages import build_failed, for_instructors, keep_per_page
 
 logger = logging.getLogger(__name__)
 
@@ -97,11 +100,45 @@ def check_budget(app: Sphinx, env) -> None:
         fix = f"change a note's :minutes: or {key}" if ours else f"add this block's notes, or change {key}"
         logger.warning(
             f"session budget: {whose} add up to {in_notes:g} min, but {key} is {in_budget:g}"
-            f" ({config.name}:{line}; allowed difference: budget_slack = {slack:g}){longest}. Fix: {fix}",
+            f" ({f'{config.name}:{line}; ' if ours else ''}allowed difference: budget_slack = {slack:g}){longest}."
+            f" Fix: {fix}",
             location=(ours[0].page, ours[0].line) if ours else f"{config}:{line}",
             type="rec11",
             subtype="budget",
         )
+
+
+# --- the session plan: a failed build leaves the last good one ----------------------------
+
+
+def keep_plan(app: Sphinx, env) -> None:
+    """Before any page is written, keep the session plan as the last build wrote it: each
+    instructor page's HTML (front matter ``audience: instructors``), or None where there is none."""
+    if app.builder.name != "html":
+        return
+    app.rec11_last_plan = {}
+    for docname in sorted(env.found_docs):
+        if for_instructors(env.metadata.get(docname, {})):
+            written = Path(app.builder.get_outfilename(docname))
+            app.rec11_last_plan[written] = written.read_bytes() if written.is_file() else None
+
+
+def restore_plan(app: Sphinx, exception) -> None:
+    """A build that failed puts the session plan back as the last good build wrote it (or
+    removes the one it wrote where there was none), so that the plan never shows the notes
+    that failed the budget. The restored file is dated 1970: Sphinx, which writes a page whose
+    source is newer than its HTML, writes it again in the next build."""
+    kept = getattr(app, "rec11_last_plan", {})
+    if not kept or not build_failed(app, exception):
+        return
+    for written, html in kept.items():
+        if html is None:
+            written.unlink(missing_ok=True)
+        else:
+            written.write_bytes(html)
+            os.utime(written, (0, 0))
+    logger.info("rec11: the build failed, so the session plan stays as the last good build wrote it (%s)",
+                ", ".join(p.name for p in kept))
 
 
 def setup(app: Sphinx) -> dict:
@@ -109,4 +146,6 @@ def setup(app: Sphinx) -> dict:
     keep_per_page(app, "rec11_notes")  # docname -> (rec11.notes.Note, ...)
     app.connect("source-read", record_notes)
     app.connect("env-check-consistency", check_budget)
+    app.connect("env-check-consistency", keep_plan)
+    app.connect("build-finished", restore_plan, priority=300)  # before any handler that may raise
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

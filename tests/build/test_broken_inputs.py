@@ -317,3 +317,73 @@ def test_a_new_terms_date_that_makes_a_sentence_false_names_the_fact(mini_book):
     line = next(i for i, ln in enumerate(config.read_text().splitlines(), 1) if "final_date:" in ln)
     failed_with(mini_book.build(), f"_config.yml:{line}: course facts: final_date is Thu 12/10",
                 "first day back", "Fix: change final_date")
+
+
+def test_an_undefined_glue_key_names_the_roles_line_and_the_fix(mini_book):
+    page = mini_book.page("index", """
+        # Home
+
+        ```{code-cell} ipython3
+        from rec11.glue import glue
+        glue("slope", 2.0, display=False)
+        ```
+
+        A paragraph whose first line is not the role's:
+        the slope is {glue:text}`slope:.1f`, and the
+        intercept is {glue:text}`intercept:.1f` here.
+        """)
+    mini_book.toc("index")
+    line = page.read_text().splitlines().index("intercept is {glue:text}`intercept:.1f` here.") + 1
+    result = mini_book.build()
+    failed_with(result, f"index.md:{line}: ", "'intercept'",
+                "Fix: glue('intercept', value, display=False) in a remove-cell of this page")
+    assert "use `path::key`" not in result.stdout + result.stderr
+
+
+def test_a_directive_typo_names_the_nearest_directive(mini_book):
+    page = mini_book.page("index", "# Home\n\n:::{slid}\nThe point.\n:::\n" + GOOD_CELL)
+    mini_book.toc("index")
+    line = page.read_text().splitlines().index(":::{slid}") + 1
+    failed_with(mini_book.build(), f"index.md:{line}: ", "'slid'", "did you mean {slide}?", "Fix:")
+
+
+PLAN = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst, format_version: 0.13}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+audience: instructors
+---
+
+# Plan
+
+```{code-cell} ipython3
+from rec11 import notes
+from rec11.sources import book_root
+total = sum(n.minutes for n in notes.collect(book_root()))
+print(f"notes add up to {total:g} minutes")
+```
+"""
+
+
+def test_a_failed_build_leaves_the_deck_and_the_plan_as_they_were(mini_book):
+    mini_book.page("index", "# Home\n\n" + budget_notes(attention=42) + GOOD_CELL)
+    (mini_book.path / "book" / "plan.md").write_text(PLAN)
+    mini_book.toc("index", "plan")
+    html = mini_book.path / "_build" / "html"
+    deck, plan = html / "slides" / "index.html", html / "book" / "plan.html"
+    result = mini_book.build()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    before = deck.read_bytes(), plan.read_bytes()
+    assert b"notes add up to 83 minutes" in before[1] and b"Say it." in before[0]
+
+    page = mini_book.path / "book" / "index.md"
+    page.write_text(page.read_text().replace(":minutes: 42", ":minutes: 49"))
+    failed_with(mini_book.build(), "index.md:", "session budget", "49")
+    assert (deck.read_bytes(), plan.read_bytes()) == before, "a failed build rewrote the deck or the plan"
+
+    # fixed, the next build writes both again, from the notes as they are now
+    page.write_text(page.read_text().replace(":minutes: 49", ":minutes: 40"))
+    result = mini_book.build()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert b"notes add up to 81 minutes" in plan.read_bytes()
+    assert b"40 min" in deck.read_bytes() and b"42 min" not in deck.read_bytes()
