@@ -31,7 +31,8 @@ $(VENV)/.installed: requirements.txt pyproject.toml src/pyproject.toml
 build: $(VENV)/.installed node_modules/.installed
 	$(PY) -m rec11_book.build
 
-# The instructor's reveal.js deck: every build writes it (rec11_book.slides).
+# The instructor's reveal.js deck: every build that passes writes it; a failed one leaves the last
+# good deck (rec11_book.slides).
 slides: build
 	@echo "slides: _build/html/slides/index.html (press S for the speaker notes)"
 

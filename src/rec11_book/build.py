@@ -65,21 +65,42 @@ NOISE = re.compile(r"Kernel is running over TCP without encryption|will overwrit
                    r"github\.com/sphinx-doc/sphinx/issues")
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# A cell that raises: myst-nb's warning prints nbclient's own frames (jupyter-cache, asyncio,
+# nbclient) before the cell's source and traceback. Those frames say nothing about the page.
+CELL_FAILED = re.compile(r"WARNING: Executing notebook failed")
+CELL_SOURCE = re.compile(r"executing the following cell:\s*$")
+
+
+def readable(lines):
+    """The build's lines without ``NOISE`` and without the frames of the execution machinery
+    that precede a failing cell's own traceback (which stays, once)."""
+    machinery = False
+    for line in lines:
+        plain = ANSI.sub("", line)
+        if machinery:
+            if not CELL_SOURCE.search(plain):
+                continue
+            machinery = False
+            line = plain.split(": ", 1)[-1] if plain.startswith("nbclient.") else line
+        elif CELL_FAILED.search(plain):
+            machinery = True
+        if not NOISE.search(line):
+            yield line
+
+
 def build(book: Path, out: Path, extra: tuple[str, ...] = (), training_log: Path | None = None) -> tuple[int, str]:
-    """Run the strict build; return (exit code, everything it printed but ``NOISE``)."""
+    """Run the strict build; return (exit code, everything it printed but ``readable`` drops)."""
     cmd = [*jupyter_book(), "build", str(book), "--path-output", str(out), "-W", "-n", "--keep-going", *extra]
     env = {**os.environ, **({"REC11_TRAINING_LOG": str(training_log)} if training_log else {})}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     lines = []
-    for line in proc.stdout:  # stream, so a long build shows progress
-        if NOISE.search(line):
-            continue
+    for line in readable(proc.stdout):  # stream, so a long build shows progress
         sys.stdout.write(line)
         lines.append(line)
     return proc.wait(), "".join(lines)
 
 
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 FAILED_CELL = re.compile(
     r"^(?P<path>\S+?\.md): WARNING: Executing notebook failed.*?"
     r"executing the following cell:\n-{18}\n(?P<source>.*?)\n-{18}\n(?P<trace>.*?)(?=^\S+Error: /|\Z)",
@@ -87,8 +108,10 @@ FAILED_CELL = re.compile(
 )
 
 
-WARNING_LINE = re.compile(r"^(?:(?P<where>\S+?(?::\d+)?): )?(?:WARNING|ERROR): (?P<message>.*?)(?: \[[\w.]+\])?$",
-                          re.M)
+# A warning's line; Sphinx may have printed a step's name before it on that line
+# ("checking consistency... " precedes the budget check's warnings).
+WARNING_LINE = re.compile(r"^(?:[a-z][a-z ]*\.\.\. )?(?:(?P<where>\S+?(?::\d+)?): )?(?:WARNING|ERROR): "
+                          r"(?P<message>.*?)(?: \[[\w.]+\])?$", re.M)
 
 
 def warnings(log: str) -> list[str]:
@@ -284,12 +307,14 @@ def main(argv: list[str] | None = None) -> int:
         more = f" ({len(problems) - 1} more above)" if len(problems) > 1 else ""
         print(f"rec11: the build FAILED{more}: {first}", file=sys.stderr)  # the last line: where, and the fix
         return code
-    failed.unlink(missing_ok=True)
     try:
         written = export_figures(out / "_build", args.figures or args.book / "figures", args.book)
     except FigureError as err:
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text("\n".join(sorted(pages_named([str(err)], args.book.resolve()))) + "\n")
         print(f"rec11: the build FAILED: {err}", file=sys.stderr)
         return 1
+    failed.unlink(missing_ok=True)
     print(f"rec11: exported {len(written)} figure files to {args.figures or args.book / 'figures'}")
     stale = remove_stale_handouts(args.book, out / "_build" / "html")
     if stale:

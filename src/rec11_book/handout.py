@@ -59,7 +59,7 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxRole
 
 from rec11.chapter import load_substitutions, toc_chapters
-from rec11_book.pages import for_instructors, front_matter, instructor_name, unique_ids
+from rec11_book.pages import FAILED_PAGES, for_instructors, front_matter, instructor_name, unique_ids
 
 CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")  # Debian's; no Playwright download
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -465,9 +465,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paper", choices=["Letter", "A4"], default="Letter")
     args = parser.parse_args(argv)
     start = time.perf_counter()
+    html = args.html or args.book / "_build" / "html"
+    if (html.parent / ".doctrees" / FAILED_PAGES).is_file():  # rec11_book.build's record of a failed build
+        print("rec11: handout: the last build FAILED, and the handout prints only a site that built. "
+              "Fix: what the build's last line says, then make handout", file=sys.stderr)
+        return 1
     try:
-        written = make(args.book, args.html or args.book / "_build" / "html", args.figures or args.book / "figures",
-                       args.paper)
+        written = make(args.book, html, args.figures or args.book / "figures", args.paper)
     except (HandoutError, FileNotFoundError) as err:  # a page _toc.yml lists is missing
         print(f"rec11: handout: {err}", file=sys.stderr)
         return 1

@@ -98,6 +98,19 @@ def line_of(node: nodes.Node) -> int | None:
     return None
 
 
+def build_failed(app: Sphinx, exception: BaseException | None) -> bool:
+    """Whether this build has failed so far: an exception, or a warning under ``-W`` (which
+    ``--keep-going`` turns into exit status 1 only after ``build-finished``).
+
+    Relies on Sphinx's count of the warnings it let through, ``app._warncount`` (pinned
+    7.4.7: ``sphinx.util.logging.WarningSuppressor`` counts each one), and on ``-W
+    --keep-going`` setting ``app.keep_going`` (``-W`` alone: ``app.warningiserror``).
+    docs/architecture.md lists it with the internals, and ``tests/unit/test_failed_builds.py``
+    probes it on a live application.
+    """
+    return exception is not None or bool(app._warncount and (app.keep_going or app.warningiserror))
+
+
 def keep_per_page(app: Sphinx, name: str) -> None:
     """Keep ``env.<name>``, a dict keyed by docname, across incremental and parallel builds.
 

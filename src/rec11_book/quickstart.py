@@ -46,7 +46,22 @@ def main(argv: list[str] | None = None) -> int:
         jupyter_book()
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except RuntimeError as err:
+        if not reraised(err):
+            raise
+        # Sphinx has printed the exception and where its traceback is saved; Jupyter Book's
+        # re-raise would print the whole chain again: a failing cell's traceback twice
+        print("jupyter-book: the build stopped on the error above", file=sys.stderr)
+        return 1
     return 0
+
+
+def reraised(err: BaseException) -> bool:
+    """Whether ``err`` is Jupyter Book's wrapper around an exception the build has already
+    reported (``jupyter_book.cli.main.builder_specific_actions``, 1.0.4.post1: a RuntimeError
+    "There was an error in building your book. Look above for the cause." from the
+    exception Sphinx printed)."""
+    return isinstance(err, RuntimeError) and err.__cause__ is not None and "Look above for the cause" in str(err)
 
 
 # --- the Sphinx extension: the toc's file walk skips excluded folders -------------------------

@@ -1,7 +1,8 @@
 """The instructor's slide deck, made from the book's own pages.
 
 One reveal.js deck for the whole session is written to ``slides/index.html`` at the
-end of every HTML build. Instructors mark slide content in the pages they already
+end of every HTML build that has not failed (a failed build leaves the last good deck
+in place: an instructor never presents the state that failed). Instructors mark slide content in the pages they already
 edit, and nothing else:
 
 * text for a slide sits in a ``:::{slide}`` block; on the page (and in print) the
@@ -57,7 +58,7 @@ from sphinx.util.docutils import SphinxDirective
 from rec11.chapter import toc_pages
 from rec11.notes import Note
 from rec11_book.files import node_modules_candidates, skip_dev_files
-from rec11_book.pages import DECK, deck_uri, line_of, slide_id, slides_of, unique_ids
+from rec11_book.pages import DECK, build_failed, deck_uri, line_of, slide_id, slides_of, unique_ids
 from rec11_book.pages import SLIDE_MARK as MARK
 
 logger = logging.getLogger(__name__)
@@ -320,7 +321,12 @@ def copy_reveal(srcdir: Path, static: Path) -> str:
 
 
 def write_deck(app: Sphinx, exception) -> None:
-    if exception is not None or app.builder.name != "html":
+    """Compose the deck, unless the build has failed: a failed build leaves the last good
+    deck in place (the last of the build-finished handlers, so that none fails after it)."""
+    if app.builder.name != "html":
+        return
+    if build_failed(app, exception):
+        logger.info("rec11: slides: the build failed, so %s stays as the last good build wrote it", DECK)
         return
     start = time.perf_counter()
     outdir, srcdir = Path(app.outdir), Path(app.srcdir)

@@ -40,7 +40,12 @@ def test_a_cell_that_raises_names_the_page_and_line(mini_book):
         """)
     mini_book.toc("broken")
     line = page.read_text().splitlines().index("y = x / 0") + 1
-    failed_with(mini_book.build(), f"broken.md:{line}: a code cell raised ZeroDivisionError")
+    result = mini_book.build()
+    failed_with(result, f"broken.md:{line}: a code cell raised ZeroDivisionError")
+    # the cell's traceback once: not again in Jupyter Book's re-raise, nor nbclient's own frames
+    output = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
+    assert len(re.findall(r"^-+> 2 y = x / 0$", output, re.M)) == 1, output
+    assert output.count("Traceback (most recent call last)") == 1, output
 
 
 def test_a_dangling_reference_names_the_page_and_line(mini_book):
@@ -128,11 +133,26 @@ def test_an_unnamed_figure_cannot_be_exported(mini_book):
     failed_with(mini_book.build(), f"figs.md:{line}: this code cell draws a figure without `mystnb: figure: name:`")
 
 
-def test_notes_that_disagree_with_the_budget_fail_the_build_naming_the_config(mini_book):
-    note = ":::{instructor-note}\n:slide: The only slide\n:minutes: 30\n:block: attention\n\nThirty minutes.\n:::\n"
-    mini_book.page("index", "# Home\n\n" + note + GOOD_CELL)
+def budget_notes(attention: float) -> str:
+    """Four notes, one per block of the real _config.yml's budget (42, 10, 26, 5; slack 3), each
+    after its slide's content; ``attention`` minutes for the first."""
+    return "".join(f":::{{slide}}\nSlide {block}.\n:::\n\n:::{{instructor-note}}\n:slide: {block.title()}\n"
+                   f":minutes: {minutes:g}\n:block: {block}\n\nSay it.\n:::\n\n"
+                   for block, minutes in [("attention", attention), ("generation", 10), ("generative", 26),
+                                          ("close", 5)])
+
+
+def test_notes_over_the_budget_name_the_note_and_count_every_failure(mini_book):
+    page = mini_book.page("index", "# Home\n\n" + budget_notes(attention=49) + GOOD_CELL)
     mini_book.toc("index")
-    failed_with(mini_book.build(), "_config.yml:", "session budget", "'attention'")
+    note = next(i for i, ln in enumerate(page.read_text().splitlines(), 1) if ln == ":slide: Attention") - 1
+    result = mini_book.build()
+    # the block (49 against 42) and the session (90 against session_minutes 80): two failures
+    failed_with(result, f"index.md:{note}: session budget", "'attention'", "49", "budget_attention is 42",
+                "Fix:", "(1 more above)")
+    output = result.stdout + result.stderr
+    assert re.search(rf"rec11: \S+index\.md:{note}: session budget: .* add up to 90 min, but session_minutes "
+                     r"is 80 \(_config\.yml:\d+;.* this note is the longest, 49 min, then ", output), output[-3000:]
 
 
 def test_a_malformed_instructor_note_names_the_page_and_line(mini_book):
@@ -297,3 +317,73 @@ def test_a_new_terms_date_that_makes_a_sentence_false_names_the_fact(mini_book):
     line = next(i for i, ln in enumerate(config.read_text().splitlines(), 1) if "final_date:" in ln)
     failed_with(mini_book.build(), f"_config.yml:{line}: course facts: final_date is Thu 12/10",
                 "first day back", "Fix: change final_date")
+
+
+def test_an_undefined_glue_key_names_the_roles_line_and_the_fix(mini_book):
+    page = mini_book.page("index", """
+        # Home
+
+        ```{code-cell} ipython3
+        from rec11.glue import glue
+        glue("slope", 2.0, display=False)
+        ```
+
+        A paragraph whose first line is not the role's:
+        the slope is {glue:text}`slope:.1f`, and the
+        intercept is {glue:text}`intercept:.1f` here.
+        """)
+    mini_book.toc("index")
+    line = page.read_text().splitlines().index("intercept is {glue:text}`intercept:.1f` here.") + 1
+    result = mini_book.build()
+    failed_with(result, f"index.md:{line}: ", "'intercept'",
+                "Fix: glue('intercept', value, display=False) in a remove-cell of this page")
+    assert "use `path::key`" not in result.stdout + result.stderr
+
+
+def test_a_directive_typo_names_the_nearest_directive(mini_book):
+    page = mini_book.page("index", "# Home\n\n:::{slid}\nThe point.\n:::\n" + GOOD_CELL)
+    mini_book.toc("index")
+    line = page.read_text().splitlines().index(":::{slid}") + 1
+    failed_with(mini_book.build(), f"index.md:{line}: ", "'slid'", "did you mean {slide}?", "Fix:")
+
+
+PLAN = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst, format_version: 0.13}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+audience: instructors
+---
+
+# Plan
+
+```{code-cell} ipython3
+from rec11 import notes
+from rec11.sources import book_root
+total = sum(n.minutes for n in notes.collect(book_root()))
+print(f"notes add up to {total:g} minutes")
+```
+"""
+
+
+def test_a_failed_build_leaves_the_deck_and_the_plan_as_they_were(mini_book):
+    mini_book.page("index", "# Home\n\n" + budget_notes(attention=42) + GOOD_CELL)
+    (mini_book.path / "book" / "plan.md").write_text(PLAN)
+    mini_book.toc("index", "plan")
+    html = mini_book.path / "_build" / "html"
+    deck, plan = html / "slides" / "index.html", html / "book" / "plan.html"
+    result = mini_book.build()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    before = deck.read_bytes(), plan.read_bytes()
+    assert b"notes add up to 83 minutes" in before[1] and b"Say it." in before[0]
+
+    page = mini_book.path / "book" / "index.md"
+    page.write_text(page.read_text().replace(":minutes: 42", ":minutes: 49"))
+    failed_with(mini_book.build(), "index.md:", "session budget", "49")
+    assert (deck.read_bytes(), plan.read_bytes()) == before, "a failed build rewrote the deck or the plan"
+
+    # fixed, the next build writes both again, from the notes as they are now
+    page.write_text(page.read_text().replace(":minutes: 49", ":minutes: 40"))
+    result = mini_book.build()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert b"notes add up to 81 minutes" in plan.read_bytes()
+    assert b"40 min" in deck.read_bytes() and b"42 min" not in deck.read_bytes()

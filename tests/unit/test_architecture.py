@@ -203,6 +203,16 @@ RELIANCES = {
     "handout, slides": _has("pydata_sphinx_theme", "bd-article", suffixes=(".html",)),
     "trim": _has("pydata_sphinx_theme", "So that users can add custom icons", "theme.css",
                  suffixes=(".html",)),
+    "pages.build_failed": _has("sphinx", "self.app._warncount += 1", "self.keep_going = warningiserror and keep_going"),
+    "messages.sphinx_warning_handlers": lambda: (_attributes("sphinx.util.logging.NAMESPACE",
+                                                             "sphinx.util.logging.WarningStreamHandler")()
+                                                 + _has("sphinx", "warning_handler = WarningStreamHandler(")()),
+    "messages.known_directives": _attributes("docutils.parsers.rst.directives._directive_registry",
+                                             "docutils.parsers.rst.directives._directives"),
+    "messages.rewrite": _has("myst_nb", "found in glue data for this document."),
+    "messages.UNKNOWN_DIRECTIVE": _has("myst_parser", "Unknown directive type: {name!r}"),
+    "quickstart.reraised": _has("jupyter_book", "Look above for the cause."),
+    "build.readable, build.failed_cells": _has("myst_nb", "Executing notebook failed"),
 }
 
 

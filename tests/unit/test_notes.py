@@ -53,10 +53,23 @@ def test_the_book_has_every_seed_note_once_in_slide_order(root):
     plan = notes.collect(root)
     assert [(n.slide, n.minutes) for n in plan] == SEED
     facts = load_substitutions(root)
-    compared = notes.compare(plan, notes.budget(facts))
-    # The seed's own arithmetic, shown on the session-plan page rather than adjusted:
-    assert compared["total"] == (78, 83) and facts["session_minutes"] == 80
+    stated = notes.budget(facts)
+    compared = notes.compare(plan, stated)
+    # The seed's own arithmetic, shown on the session-plan page rather than adjusted: the notes
+    # against the session's length, as the build checks them, not against the blocks' sum
+    assert compared["session"] == (78, 80) and facts["session_minutes"] == 80
+    assert sum(stated[b] for b in notes.BLOCKS) == 83 and "total" not in compared
     assert compared["attention"] == (42, 42) and compared["generation"] == (10, 10)
+
+
+def test_the_plan_and_the_build_compare_the_same_rows(root):
+    """The session plan page and the build's budget check both take their rows from
+    ``notes.compare(…, notes.budget(facts))``, and neither adds a row of its own."""
+    plan = (root / "book" / "instructor.md").read_text()
+    check = (root / "src" / "rec11_book" / "notes.py").read_text()
+    for text in (plan, check):
+        assert "compare(" in text and "budget(" in text
+    assert 'rows["' not in check and "rows.pop" not in check
 
 
 def test_toc_order_is_reading_order(root):
