@@ -20,7 +20,8 @@ that it reads as the page does:
 * ``{agenda}`` becomes a table and ``{literalinclude}`` the code it includes;
   ``{math}`` and labelled ``$$`` blocks become plain ``$$`` blocks;
 * roles: ``{glue:text}`` and ``{{ fact }}`` are filled in, ``{handout}`` is a link to
-  the PDF and ``{solutions-notebook}`` one to the page's answers notebook.
+  the PDF and ``{solutions-notebook}`` one to the page's answers notebook; ``{states}``
+  (the relation a sentence states, for the build) goes.
 
 The block structure comes from myst-parser's own markdown-it parser, so fences nest
 as MyST nests them. Markup it cannot render is reported through ``context.warn`` with
@@ -323,6 +324,8 @@ def _inline(text: str, context: Context, first_line: int) -> str:
             return f"[{words}]({context.solutions_url})"
         if name == "math":
             return f"${words}$"
+        if name == "states":  # the relation a sentence states (rec11_book.facts): nothing to show
+            return ""
         line = first_line + text.count("\n", 0, match.start())
         if name == "solutions-notebook":
             context.warn(line, "{solutions-notebook}: this page has no worked answers to link to")

@@ -1,9 +1,13 @@
 """Broken inputs fail the build, and the message names the file (and the line)."""
 
+import datetime
 import re
 import shutil
 
 import pytest
+import yaml
+
+from rec11_book import facts
 
 pytestmark = pytest.mark.build
 
@@ -309,14 +313,49 @@ def test_the_number_rule_names_each_breach_with_its_line_and_fix(mini_book):
     assert f"nums.md:{bound}: 'at most 0.02' is false" in output, output[-3000:]
 
 
-def test_a_new_terms_date_that_makes_a_sentence_false_names_the_fact(mini_book):
-    mini_book.page("index", "# Home\n\nThe final is on {{ final_date }}, the first day back.\n" + GOOD_CELL)
-    mini_book.toc("index")
+FINAL_SENTENCE = "The final is on {{ final_date }}, the first day back{states}`final_date is first_day_back`.\n"
+
+
+def edit_block(mini_book, key: str, value: str | None) -> int:
+    """Set (or, with None, delete) the line of _config.yml that starts with ``key``; its line."""
     config = mini_book.path / "_config.yml"
-    config.write_text(config.read_text().replace("final_date: Tue 12/1", "final_date: Thu 12/10"))
-    line = next(i for i, ln in enumerate(config.read_text().splitlines(), 1) if "final_date:" in ln)
-    failed_with(mini_book.build(), f"_config.yml:{line}: course facts: final_date is Thu 12/10",
-                "first day back", "Fix: change final_date")
+    lines = config.read_text().splitlines(keepends=True)
+    line = next(i for i, ln in enumerate(lines) if ln.strip().startswith(key))
+    if value is None:
+        del lines[line]
+    else:
+        lines[line] = re.sub(rf"({re.escape(key)}\s*)[^#\n]*", rf"\g<1>{value} ", lines[line], count=1)
+    config.write_text("".join(lines))
+    return line + 1
+
+
+def test_a_new_terms_date_that_makes_a_sentence_false_names_the_fact_and_the_sentence(mini_book):
+    """Whatever this term's dates: the final a week after the first day back breaks 'the final
+    is the first day back', at final_date's line, with the sentence's page and line."""
+    page = mini_book.page("index", "# Home\n\n" + FINAL_SENTENCE + GOOD_CELL)
+    mini_book.toc("index")
+    block = yaml.safe_load((mini_book.path / "_config.yml").read_text())
+    back = facts.parse_day(block["parse"]["myst_substitutions"]["first_day_back"], block["year"])
+    later = facts.shown(back + datetime.timedelta(days=7))
+    line = edit_block(mini_book, "final_date:", later)
+    sentence = page.read_text().splitlines().index(FINAL_SENTENCE.strip()) + 1
+    failed_with(mini_book.build(), f"_config.yml:{line}: final_date is {later}", f"index.md:{sentence}",
+                "'final_date is first_day_back'", "Fix: if final_date is wrong")
+
+
+def test_a_sentence_whose_relation_the_block_drops_names_its_line(mini_book):
+    """The mark renders nothing; a term without the relation (a summer without a recess)
+    fails at the sentence that states it."""
+    page = mini_book.page("index", "# Home\n\n" + FINAL_SENTENCE + GOOD_CELL)
+    mini_book.toc("index")
+    result = mini_book.build()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    html = (mini_book.path / "_build" / "html" / "book" / "index.html").read_text()
+    assert "the first day back." in html and "final_date is first_day_back" not in html
+    edit_block(mini_book, "- final_date is first_day_back", None)
+    sentence = page.read_text().splitlines().index(FINAL_SENTENCE.strip()) + 1
+    failed_with(mini_book.build(), f"index.md:{sentence}: this sentence, 'The final is on {{{{ final_date }}}}, the"
+                " first day back', states 'final_date is first_day_back'", "restore the relation")
 
 
 def test_an_undefined_glue_key_names_the_roles_line_and_the_fix(mini_book):

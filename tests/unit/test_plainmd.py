@@ -64,6 +64,12 @@ def test_roles_facts_and_glue_are_filled_in():
     assert problems == []
 
 
+def test_the_relation_a_sentence_states_goes():
+    ctx, problems = context()
+    out = convert("The final ({{ final_date }}) is the first day back{states}`final_date is first_day_back`.", ctx)
+    assert out == "The final (Tue 12/1) is the first day back." and problems == []
+
+
 def test_the_solutions_notebook_role_links_the_answers_or_is_reported():
     ctx, problems = context(solutions_url=SITE + "_sources/book/vae-solutions.ipynb")
     out = convert("See {solutions-notebook}`the answers`.", ctx)
