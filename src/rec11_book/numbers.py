@@ -3,16 +3,22 @@
 Checked on every page the build reads, each failure a warning at the page and line (and
 ``-W`` fails the build):
 
-* **A typed decimal must be a setting.** A decimal number or percentage typed into a page's
-  prose, a caption or an alt text must be one the page's own code uses: a learning rate, a
-  temperature, a claim's threshold (a number literal in the page's code cells). Anything the
-  run measures is glued, ``{glue:text}`key:.2f```. Front matter, code, math, links, directive
-  options and instructor notes are not checked; integers (years, lecture numbers, sizes) are
-  not either. A number typed on purpose that the code does not hold (a fact of the package
-  or the slides) is listed, with its reason, in the page's front matter::
+* **A typed number must be a setting.** A decimal, a percentage or a whole number typed into
+  a page's prose, a caption or an alt text must be one the page's own code uses: a learning
+  rate, a temperature, a size (a number literal in the page's code cells). A claim's
+  threshold is such a number only in that claim's own sentence (the paragraph, caption or
+  alt text that holds words its message quotes): "under 0.1" where the claim says so, not
+  "40 %" elsewhere because 0.4 bounds another claim. Anything the run measures is glued,
+  ``{glue:text}`key:.2f```; "about 18 times" for a measured 17.6 too. Front matter, code,
+  math, links, directive options and instructor notes are not checked. Whole numbers that
+  stay typed (``EXEMPT``): below 10 (a count the reader checks by eye: two heads, 4 layers),
+  a year (1800 to 2099: citations), a label's number (Lecture 18, Exercises 1 and 6), and
+  a date (11/24). A number typed on purpose that the code does not hold (a fact of the
+  package or the slides) is listed, with its reason, in the page's front matter::
 
       typed_numbers:
         "99%": rec11.recall counts a row as saturated above 0.99 of its weight
+        "400": rec11.recall trains for 400 steps (RecallConfig.steps)
 * **Every glued value is shown.** A key the page glues and nothing uses (a ``{glue:...}`` role
   on the page, ``:answer-glue:``, or ``page::key`` on another page) is a warning at the
   ``glue(...)`` call.
@@ -43,6 +49,13 @@ from rec11_book.plainmd import GLUE_ROLE
 logger = logging.getLogger(__name__)
 
 DECIMAL = re.compile(r"(?<![\w.\\/^-])(\d*\.\d+|\d+(?:\.\d+)?\s?%)(?!\w|\.\d)")
+# A whole number as prose writes it (6,000 with its separator), not part of a decimal, a
+# percentage, a date (11/24), a power (10⁻³) or a word (L09)
+WHOLE = re.compile(r"(?<![\w.,\\/^⁻-])(\d{1,3}(?:,\d{3})+|\d+)(?![\w.%⁰¹²³⁴⁵⁶⁷⁸⁹⁻]|\.\d|/\d|,\d{3}|\s%)")
+# whole numbers that stay typed: the words before a label's number (and the numbers listed after it)
+LABEL = re.compile(r"\b(?:Lectures?|Exercises?|Recitations?|Assignments?|Sections?|Figures?|Weeks?|Chapters?|"
+                   r"Parts?|Slides?)\s+\d+(?:\s*(?:,|and|or|to|–)\s*\d+)*")
+EXEMPT = "below 10, a year (1800 to 2099), a label's number (Lecture 18), a date (11/24)"
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*(\{([\w:-]+)\})?")
 _SKIPPED_BLOCKS = {"code-cell", "code-block", "code", "math", "instructor-note", "glue:figure", "raw",
                    "literalinclude", "toctree"}
@@ -125,19 +138,72 @@ def figure_texts(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def code_numbers(text: str) -> set[float]:
-    """Every number literal in a page's code cells."""
-    numbers: set[float] = set()
+def _literals(node: ast.AST) -> list[float]:
+    return [float(n.value) for n in ast.walk(node)
+            if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
+
+
+def _code_trees(text: str):
+    """Each code cell of a page, parsed (magics left out); the source of one that does not parse."""
     for code in (c for _, _, c in parse_cells(text)):
         try:
-            tree = ast.parse("\n".join(ln for ln in code.split("\n") if not ln.lstrip().startswith(("%", "!"))))
+            yield ast.parse("\n".join(ln for ln in code.split("\n") if not ln.lstrip().startswith(("%", "!"))))
         except SyntaxError:
-            numbers.update(float(m) for m in re.findall(r"\d*\.?\d+(?:e-?\d+)?", code))
+            yield code
+
+
+def code_numbers(text: str) -> set[float]:
+    """Every number literal in a page's code cells, but those only a claim's threshold holds
+    (``claim_thresholds``: they are settings in their own claim's sentence alone)."""
+    numbers: set[float] = set()
+    for tree in _code_trees(text):
+        if isinstance(tree, str):
+            numbers.update(float(m) for m in re.findall(r"\d*\.?\d+(?:e-?\d+)?", tree))
             continue
-        numbers.update(float(node.value) for node in ast.walk(tree)
-                       if isinstance(node, ast.Constant) and isinstance(node.value, (int, float))
-                       and not isinstance(node.value, bool))
+        thresholds = set()
+        for node in ast.walk(tree):
+            if _is_claim(node):
+                thresholds |= {id(n) for n in ast.walk(node.args[2])}
+        numbers.update(float(n.value) for n in ast.walk(tree)
+                       if isinstance(n, ast.Constant) and isinstance(n.value, (int, float))
+                       and not isinstance(n.value, bool) and id(n) not in thresholds)
     return numbers
+
+
+def _is_claim(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "claim"
+            and len(node.args) >= 4)
+
+
+def claim_thresholds(text: str) -> dict[float, list[str]]:
+    """Each number in a claim's threshold, with the words its messages quote (the sentence's
+    own words, 'the cloud sits around the origin'; an elision ... splits them)."""
+    out: dict[float, list[str]] = {}
+    for tree in _code_trees(text):
+        if isinstance(tree, str):
+            continue
+        for node in ast.walk(tree):
+            if not _is_claim(node):
+                continue
+            message = " ".join(n.value for n in ast.walk(node.args[3])
+                               if isinstance(n, ast.Constant) and isinstance(n.value, str))
+            words = [w.strip() for quoted in re.findall(r"'([^']+)'", message)
+                     for w in re.split(r"\.\.\.|…", quoted) if len(w.strip()) >= 8]
+            for value in _literals(node.args[2]):
+                out.setdefault(value, []).extend(words)
+    return out
+
+
+def _paragraphs(text: str) -> dict[int, str]:
+    """Each line's paragraph (the run of non-blank lines it is in), whitespace-collapsed."""
+    lines, out, start = text.split("\n"), {}, 0
+    for i in range(len(lines) + 1):
+        if i == len(lines) or not lines[i].strip():
+            block = " ".join(" ".join(lines[start:i]).split())
+            for n in range(start, i):
+                out[n + 1] = block
+            start = i + 1
+    return out
 
 
 def allowed_numbers(text: str) -> dict[str, str]:
@@ -146,23 +212,46 @@ def allowed_numbers(text: str) -> dict[str, str]:
     return {str(k).replace(" ", ""): str(v) for k, v in listed.items()}
 
 
+def _near(candidates: list[float], setting: float) -> bool:
+    return any(math.isclose(c, setting, rel_tol=1e-9, abs_tol=1e-12) for c in candidates)
+
+
+def _exempt_whole(content: str, match: re.Match) -> bool:
+    """A whole number that stays typed (``EXEMPT``)."""
+    value = int(match[1].replace(",", ""))
+    if value < 10 or (len(match[1]) == 4 and 1800 <= value <= 2099):
+        return True
+    return any(label.start() <= match.start() < label.end() for label in LABEL.finditer(content))
+
+
 def typed_numbers(text: str) -> list[tuple[int, str]]:
-    """(line, number) of each decimal or percentage typed into student text that the page's
-    code does not use and its front matter does not list under ``typed_numbers``."""
+    """(line, number) of each decimal, percentage or whole number typed into student text that
+    the page's code does not use (a claim's threshold only in its own sentence), that is not
+    ``EXEMPT`` and that its front matter does not list under ``typed_numbers``."""
     settings = code_numbers(text)
+    thresholds = claim_thresholds(text)
     allowed = allowed_numbers(text)
+    paragraphs = _paragraphs(text)
+    figure_lines = dict(figure_texts(text))
     found = []
     for line, content in student_lines(text):
+        # the sentence a number sits in: a caption or alt text whole, else its paragraph
+        around = content if figure_lines.get(line) == content else paragraphs.get(line, content)
         for pattern in _NOT_PROSE:
             content = pattern.sub(" ", content)
-        for match in DECIMAL.finditer(content):
-            shown = match[1].replace(" ", "")
-            if shown in allowed:
+        typed = [(m[1].replace(" ", ""), m.start()) for m in DECIMAL.finditer(content)]
+        typed += [(m[1], m.start()) for m in WHOLE.finditer(content) if not _exempt_whole(content, m)]
+        for shown, _ in sorted(typed, key=lambda t: t[1]):
+            if shown in allowed or shown.replace(",", "") in allowed:
                 continue
-            value = float(shown.rstrip("%"))
+            value = float(shown.rstrip("%").replace(",", ""))
             candidates = [value, value / 100] if shown.endswith("%") else [value]
-            if not any(math.isclose(c, s, rel_tol=1e-9, abs_tol=1e-12) for c in candidates for s in settings):
-                found.append((line, shown))
+            if any(_near(candidates, s) for s in settings):
+                continue
+            own = [w for t, words in thresholds.items() if _near(candidates, t) for w in words]
+            if any(w.lower() in around.lower() for w in own):
+                continue  # a claim's threshold, in that claim's own sentence
+            found.append((line, shown))
     return found
 
 

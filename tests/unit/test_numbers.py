@@ -24,7 +24,46 @@ def test_a_typed_result_is_flagged_at_its_line_and_a_setting_the_code_uses_is_no
         About 73% of the rows, and 12 heads in 2019.
         """)
     line = text.split("\n").index("At a learning rate of 0.003 the loss ends below 0.25, at 0.9998 accuracy.") + 1
-    assert numbers.typed_numbers(text) == [(line, "0.9998"), (line + 1, "73%")]
+    assert numbers.typed_numbers(text) == [(line, "0.9998"), (line + 1, "73%"), (line + 1, "12")]
+
+
+def test_a_whole_number_a_run_measured_must_be_glued_and_the_exempt_kinds_stay_typed():
+    """"About 18 times" for a measured 17.6 is typed output, as a decimal is; a size the code
+    sets is a setting; below 10, years, labels' numbers, dates and powers stay typed."""
+    text = page("""\
+        ```{code-cell} ipython3
+        d_model = 512
+        steps = 6000
+        ```
+
+        The loss fell about 18 times, and 1,500 steps later 3,000 sentences were read.
+        With d_model = 512 and 6,000 steps, two heads and 4 layers, as Vaswani et al. (2017) did.
+        Lecture 18 and Exercises 1 and 16 come before the final on 12/1, at a rate of 10⁻³.
+        """)
+    assert [n for _, n in numbers.typed_numbers(text)] == ["18", "1,500", "3,000"]
+
+
+def test_a_claims_threshold_may_be_typed_only_in_that_claims_sentence():
+    """0.4 bounds one claim: "under 0.4" beside its words passes, and "40 %" elsewhere on the
+    page does not (it would be another number typed as if it were a setting)."""
+    text = page("""\
+        ```{code-cell} ipython3
+        claim(share, "<", 0.4, "page.md: 'the thinnest row stays under 0.4'")
+        claim(math.log10(gap), ">", math.log10(0.05), "page.md: 'rows that do not sum to 1'")
+        ```
+
+        Here the thinnest row stays under 0.4 of the weight.
+
+        The model puts 40 % of it on the answer, and rows that do not sum to 1 are off by 0.05.
+
+        Elsewhere, 0.05 again.
+        """)
+    lines = text.split("\n")
+    where = {ln: i for i, ln in enumerate(lines, 1)}
+    assert numbers.typed_numbers(text) == [
+        (where["The model puts 40 % of it on the answer, and rows that do not sum to 1 are off by 0.05."], "40%"),
+        (where["Elsewhere, 0.05 again."], "0.05"),
+    ]
 
 
 def test_math_code_links_options_and_instructor_notes_are_not_student_prose():
