@@ -637,8 +637,6 @@ def main(argv=None) -> int:
         fitted = fitted_pass_chance(claims, root)
         print(f"\nChance a fresh retraining passes these {len(claims)} claims (fitted tails):"
               f" {percent(fitted['point'])}, 95 % lower bound {percent(fitted['lower'])}")
-        kept = save_records(results, records, fingerprints)  # the evidence is committed with the claim
-        print(f"{kept} retrainings' records in {records}: commit them with the page")
     else:
         current = {name: r for name, r in results.items() if ran_current_code(r, fingerprints)}
         args.out.write_text(report(current, claims, root, args.runner))
