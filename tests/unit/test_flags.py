@@ -170,3 +170,22 @@ def test_reasons_are_not_empty():
     empty = [m for m, reason in (notes.get("reasons") or {}).items()
              if not isinstance(reason, str) or not reason.strip()]
     assert not empty, "robustness/flags.yml: reasons without text:\n" + "\n".join(f"  {m}" for m in empty)
+
+
+MIN_RETRAININGS = 10  # make claims' default: the evidence a new claim is merged with
+
+
+def test_every_claim_the_pages_make_has_been_retrained(results):
+    """A new or reworded claim comes with its evidence: `make claims PAGE=... SEEDS=10` runs its
+    page under 10 fresh seeds and keeps the records in robustness/, committed with the page
+    (docs/claims-and-robustness.md). A claim no committed record holds that often fails here,
+    by its message; an edit to a page's code alone does not (the weekly run tops it up)."""
+    runs_of: collections.Counter = collections.Counter()
+    for result in results.values():
+        runs_of.update({c["message"] for run in result["pages"].values() for c in run["claims"]})
+    thin = [re.sub(r"\\(.)", r"\1", p.pattern).replace(".*", "…") for p in page_messages()
+            if max((n for m, n in runs_of.items() if p.fullmatch(m)), default=0) < MIN_RETRAININGS]
+    assert not thin, (
+        f"{len(thin)} claim(s) the pages make are in fewer than {MIN_RETRAININGS} committed retraining"
+        " records (… is a part the code computes):\n" + "\n".join(f"  {t}" for t in thin)
+        + f"\nFix: make claims PAGE=<its page> SEEDS={MIN_RETRAININGS}, then commit robustness/ with the page.")
