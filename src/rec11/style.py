@@ -19,6 +19,7 @@ import random
 
 import numpy as np
 
+from rec11._torch_compat import deterministic_algorithms
 from rec11.seeds import shifted
 
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
@@ -89,9 +90,7 @@ def setup_page(seed: int = 0, threads: int | None = None) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    # What torch.use_deterministic_algorithms(True) does, minus its other job: setting
-    # torch.compile's flag, which imports the compiler and costs every kernel a second
-    # before its first cell. Nothing in the book compiles. (Training code, which builds
-    # an optimiser and so imports the compiler anyway, calls the public function.)
-    torch._C._set_deterministic_algorithms(True)
+    # torch.use_deterministic_algorithms(True) without importing the compiler (a second or
+    # two before a kernel's first cell): why, and what it relies on, in rec11._torch_compat
+    deterministic_algorithms()
     torch.set_num_threads(threads or int(os.environ.get("REC11_THREADS", "1")))
