@@ -11,7 +11,7 @@
 /**
  * What Live Code calls on the Thebe the page has loaded.
  *
- * Relies on: Thebe's bundle (lib/index.js, served as _static/thebe/index.js)
+ * Relies on: Thebe's bundle (its npm main, served as _static/thebe/index.js)
  * setting window.thebe with bootstrap(options), on("status", fn) and, since it
  * spreads every export of its thebe module into the global,
  * setButtonsBusy(id) and clearButtonsBusy(id), which its ThebeGlobal type does
