@@ -20,8 +20,10 @@ not the one checked against. ``python -m rec11_book.compat`` prints the table of
 that docs/architecture.md holds (``--write`` puts it there).
 
 The course code (``rec11``, which a student's kernel imports) cannot import this package;
-its one reliance, on torch, is in ``rec11._torch_compat`` in the same form, and the table
-reads it from there (:data:`COURSE_MODULES`).
+its one reliance, torch's private switch for deterministic algorithms in
+``rec11.style.setup_page``, says so in that function's docstring in the same form, and
+:data:`COURSE` registers it with a probe that reads torch's installed sources without
+importing torch (``torch_probe``).
 
 Sphinx-side: no module here imports torch, and none imports the package it describes
 before one of its functions is called.
@@ -41,8 +43,10 @@ from pathlib import Path
 MODULES = ("sphinx", "docutils", "myst_nb", "myst_parser", "jupyter_cache", "nbclient", "jupyter_book",
            "sphinx_external_toc", "jsonschema", "sphinx_autobuild", "theme", "book_theme", "sphinx_thebe",
            "sphinx_exercise")
-# The course code's seams, in the same form (they cannot import this package).
-COURSE_MODULES = ("rec11._torch_compat",)
+# The course code's reliances, in the same form (it cannot import this package): the function
+# whose docstring states it, and the name of its probe in this module. Left in rec11.style
+# itself: moving the call would change the code every page's retraining records are keyed on.
+COURSE = {"rec11.style.setup_page": "torch_probe"}
 # Live Code's seam in the browser, in the same form (a comment before each export); its
 # probes are Node tests, tests/js/thebe-compat.test.mjs.
 JS_MODULES = ("livecode/thebe-compat.js",)
@@ -63,9 +67,9 @@ _FORM = re.compile(
 class Reliance:
     """One thing the build relies on, as its function's docstring says."""
 
-    name: str          # as the table shows it: "myst_nb.glue_file", "rec11._torch_compat.x", "livecode/x.js y"
+    name: str          # as the table shows it: "myst_nb.glue_file", "rec11.style.setup_page", "livecode/x.js y"
     qualified: str     # what its callers import: "rec11_book.compat.myst_nb.glue_file", "livecode/x.js y"
-    module: str        # the seam's module: "myst_nb", "rec11._torch_compat", "livecode/thebe-compat.js"
+    module: str        # the seam's module: "myst_nb", "rec11.style", "livecode/thebe-compat.js"
     relies_on: str
     package: str       # the distribution, as pip (or npm) names it
     checked: str       # the version it was checked against
@@ -118,14 +122,30 @@ def all_reliances() -> list[Reliance]:
     """Every reliance of the build and of the course code, in table order."""
     for name in MODULES:
         importlib.import_module(f"{__name__}.{name}")
-    for name in COURSE_MODULES:  # the course code's own registry: {function: probe}
-        for function, probe in importlib.import_module(name).RELIANCES.items():
-            if f"{function.__module__}.{function.__name__}" not in _REGISTRY:
-                register(function, probe)
-    order = {name: index for index, name in enumerate((*MODULES, *COURSE_MODULES))}
+    for qualified, probe in COURSE.items():  # the course code's, by its docstring
+        module, _, function = qualified.rpartition(".")
+        if qualified not in _REGISTRY:
+            register(getattr(importlib.import_module(module), function), globals()[probe])
+    order = {name: index for index, name in enumerate((*MODULES, *(q.rpartition(".")[0] for q in COURSE)))}
     # by module, in the order MODULES lists them; within one, as the module defines them
     python = sorted(_REGISTRY.values(), key=lambda r: order[r.module])
     return python + [r for path in JS_MODULES for r in js_reliances(path)]
+
+
+def torch_probe() -> list[str]:
+    """rec11.style.setup_page's reliance, read from torch's installed sources (the build side
+    imports no torch): the private switch exists, and the public function still calls it."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return ["torch is not installed"]
+    root = Path(spec.origin).parent
+    stub = root / "_C" / "__init__.pyi"
+    missing = []
+    if not stub.is_file() or "def _set_deterministic_algorithms(" not in stub.read_text():
+        missing.append("torch._C._set_deterministic_algorithms (in torch/_C/__init__.pyi)")
+    if "_C._set_deterministic_algorithms(" not in (root / "__init__.py").read_text():
+        missing.append("torch.use_deterministic_algorithms calls torch._C._set_deterministic_algorithms")
+    return missing
 
 
 _JS_EXPORT = re.compile(r"/\*\*(?P<doc>(?:(?!\*/).)*)\*/\s*export function (?P<name>\w+)", re.S)
