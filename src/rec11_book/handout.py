@@ -59,6 +59,8 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxRole
 
 from rec11.chapter import load_substitutions, toc_chapters
+from rec11_book.compat.myst_nb import cell_selector
+from rec11_book.compat.theme import article as theme_article
 from rec11_book.pages import FAILED_PAGES, for_instructors, front_matter, instructor_name, unique_ids
 
 CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")  # Debian's; no Playwright download
@@ -138,10 +140,10 @@ def _soup(path: Path):
 def page_article(html: Path, figures: Path, entry: Entry, anchors: dict[str, str], instructor: bool):
     """A page's article, made ready for print (see the module docstring)."""
     page = _soup(html / f"{entry.docname}.html")
-    article = page.select_one("article.bd-article")
+    article = theme_article(page)
     if article is None:
         raise HandoutError(f"{html / entry.docname}.html has no article: is it a page of this book?")
-    hidden = ".headerlink, script, .rec11-live-status, div.cell.tag_hide-cell, details.hide"
+    hidden = f".headerlink, script, .rec11-live-status, {cell_selector('hide-cell')}, details.hide"
     for node in article.select(hidden + ("" if instructor else ", .instructor-note")):
         node.decompose()
     for link in article.select("a.rec11-handout-link"):  # "print the handout", inside the handout

@@ -43,6 +43,7 @@ import yaml
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from rec11_book.compat.myst_nb import format_plain_text
 from rec11_book.pages import front_matter_of, glued_values, parse_cells
 from rec11_book.plainmd import GLUE_ROLE
 
@@ -324,8 +325,6 @@ def unused_glue(text: str, glued: set[str], used: set[str]) -> list[tuple[int, s
 def shown(plain: str, fmt: str) -> tuple[float, str] | None:
     """The number a glued value's ``text/plain`` prints as with ``fmt``, formatted as the page
     formats it (myst-nb's ``format_plain_text``), and the printed text; None if not numeric."""
-    from myst_nb.core.variables import format_plain_text
-
     text = format_plain_text(plain, fmt)
     number = text.replace(",", "").strip()
     try:
