@@ -379,9 +379,9 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
                 for _ in range(FINAL_PRINTS):
                     # bookmarks from the headings; tags let a screen reader follow the text
                     tab.pdf(path=out, outline=True, tagged=True, **options)
-                    wrong = wrong_print(out, entries, numbers)
+                    final, wrong = checked_print(out, entries, numbers)
                     if not wrong:
-                        return len(sheets(out))
+                        return len(final)
         finally:
             tab.close()
         print(f"rec11: {out.name}: a print came out wrong ({wrong[0]}); printing it again"
@@ -389,14 +389,15 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
     raise HandoutError(f"{out}: {PRINT_TRIES} prints came out wrong, the last: {wrong[:3]}")
 
 
-def wrong_print(pdf: Path, entries: list[Entry], numbers: list[int]) -> list[str]:
-    """What is wrong with a final print: cut short (no end, or sheets missing by their
-    footers), or a title not on the sheet the contents give it; [] when it is right."""
+def checked_print(pdf: Path, entries: list[Entry], numbers: list[int]) -> tuple[list[str], list[str]]:
+    """(its sheets' text, what is wrong with it) for a final print: cut short (no end, or
+    sheets missing by their footers), or a title not on the sheet the contents give it;
+    nothing wrong when it is right."""
     try:
         final = sheets(pdf)
     except (HandoutError, subprocess.CalledProcessError) as err:
-        return [str(err)]
-    return misnumbered_sheets(final) or moved_entries(entries, numbers, final)
+        return [], [str(err)]
+    return final, misnumbered_sheets(final) or moved_entries(entries, numbers, final)
 
 
 def draft_sheets(tab, options: dict) -> list[str]:

@@ -139,8 +139,9 @@ def figure_texts(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _literals(node: ast.AST) -> list[float]:
-    return [float(n.value) for n in ast.walk(node)
+def _number_nodes(node: ast.AST) -> list[ast.Constant]:
+    """The number literals in ``node`` (booleans are not numbers here)."""
+    return [n for n in ast.walk(node)
             if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
 
 
@@ -161,13 +162,8 @@ def code_numbers(text: str) -> set[float]:
         if isinstance(tree, str):
             numbers.update(float(m) for m in re.findall(r"\d*\.?\d+(?:e-?\d+)?", tree))
             continue
-        thresholds = set()
-        for node in ast.walk(tree):
-            if _is_claim(node):
-                thresholds |= {id(n) for n in ast.walk(node.args[2])}
-        numbers.update(float(n.value) for n in ast.walk(tree)
-                       if isinstance(n, ast.Constant) and isinstance(n.value, (int, float))
-                       and not isinstance(n.value, bool) and id(n) not in thresholds)
+        thresholds = {id(n) for node in ast.walk(tree) if _is_claim(node) for n in _number_nodes(node.args[2])}
+        numbers.update(float(n.value) for n in _number_nodes(tree) if id(n) not in thresholds)
     return numbers
 
 
@@ -190,8 +186,8 @@ def claim_thresholds(text: str) -> dict[float, list[str]]:
                                if isinstance(n, ast.Constant) and isinstance(n.value, str))
             words = [w.strip() for quoted in re.findall(r"'([^']+)'", message)
                      for w in re.split(r"\.\.\.|…", quoted) if len(w.strip()) >= 8]
-            for value in _literals(node.args[2]):
-                out.setdefault(value, []).extend(words)
+            for n in _number_nodes(node.args[2]):
+                out.setdefault(float(n.value), []).extend(words)
     return out
 
 
