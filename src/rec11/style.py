@@ -73,6 +73,18 @@ def setup_page(seed: int = 0, threads: int | None = None) -> None:
     ran these models 5 to 10 times slower than one. One thread is also what a
     student's Binder kernel effectively gets. (Training a model on a cache miss uses
     two threads: see ``rec11.cache``.)
+
+    Determinism is switched on by torch's private call, the course code's one: the public
+    function also sets ``torch._inductor.config.deterministic``, which imports torch's
+    compiler, one to two seconds before a kernel's first cell on every page, for a flag no
+    page reads (nothing here compiles). Training code, which builds an optimiser and so
+    imports the compiler anyway, calls the public function.
+
+    Relies on: ``torch._C._set_deterministic_algorithms(mode)``, the call that
+    ``torch.use_deterministic_algorithms`` makes after setting the compiler's flag.
+    Package: torch. Checked against: 2.13.0.
+    Public alternative: ``torch.use_deterministic_algorithms(True)`` (``warn_only=True`` too
+    imports the compiler), a second or two slower to start each page's kernel.
     """
     import os
 

@@ -20,6 +20,9 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from rec11_book.compat.book_theme import drop_button_images
+from rec11_book.compat.myst_nb import output_folder_name
+from rec11_book.compat.sphinx_exercise import shared_body_ids
 from rec11_book.pages import glued_values, line_of
 from rec11_book.plainmd import GLUE_ROLE, paste_glue
 
@@ -57,7 +60,7 @@ def check_alt_text(app: Sphinx, doctree: nodes.document) -> None:
         if problem:
             if image.get("rec11_frame"):  # a frame of an explorable figure (rec11.explore)
                 hint = f"({image['rec11_frame']}): its draw() must return the frame's alt text"
-            elif "jupyter_execute" in image.get("uri", "") or "cell" in str(image.parent):
+            elif output_folder_name() in image.get("uri", "") or "cell" in str(image.parent):
                 hint = ("Fix: in the code cell's metadata, under `mystnb:`, add `image:` and under it "
                         "`alt: <what the figure shows>`.")
             else:
@@ -75,22 +78,16 @@ def drop_logo_images(app, pagename, templatename, context, doctree) -> None:
     text "Binder logo": a screen reader says "Binder logo Binder". The word is enough, so
     the image goes; every image left on a page is then a figure with real alt text.
     """
-
-    def walk(buttons):
-        for button in buttons:
-            if str(button.get("icon", "")).endswith((".svg", ".png")):
-                button["icon"] = None
-            walk(button.get("buttons", []))
-
-    walk(context.get("header_buttons", []))
+    drop_button_images(context)
 
 
 def unique_exercise_ids(app, doctree, docname) -> None:
     """sphinx-exercise gives every exercise's and solution's body the same id
     (``exercise-content``, ``solution-content``); with two on a page the ids clash
     (axe: duplicate-id). Each body takes its box's id instead."""
+    shared_ids = shared_body_ids()
     for section in doctree.findall(nodes.section):
-        shared = [i for i in section["ids"] if i in ("exercise-content", "solution-content")]
+        shared = [i for i in section["ids"] if i in shared_ids]
         owner = section.parent.get("ids", []) if section.parent is not None else []
         if shared and owner:
             section["ids"] = [f"{owner[0]}-{i}" if i in shared else i for i in section["ids"]]

@@ -27,6 +27,7 @@ from sphinx.application import Sphinx
 from sphinx.errors import ConfigError
 from sphinx.util import logging
 
+from rec11_book.compat.theme import empty_icon_script, icon_fonts
 from rec11_book.files import PACKAGES, STATIC, find_package, package_version, skip_dev_files
 
 logger = logging.getLogger(__name__)
@@ -62,7 +63,6 @@ def check_packages(app: Sphinx) -> None:
             raise ConfigError(f"mathjax_path {mathjax!r}: no such file in the mathjax npm package")
 
 
-FONTAWESOME_JS = "scripts/fontawesome.js"
 FONTAWESOME_STUB = """\
 /* Emptied by rec11_book.assets to keep pages light (1.5 MB, 540 kB gzipped, on every
    page). pydata-sphinx-theme's fontawesome.js only redraws the <i class="fa-..."> icons
@@ -71,15 +71,10 @@ FONTAWESOME_STUB = """\
 """
 
 
-# The theme's Font Awesome webfonts hold some 2,000 icons (275 kB on every page); the
-# site shows a few dozen. Each is cut down to the icons the built pages, scripts and
-# styles use, and declared again after the theme's CSS, so the small copy is the one
+# The theme's Font Awesome webfonts (``icon_fonts``) hold some 2,000 icons (275 kB on every
+# page); the site shows a few dozen. Each is cut down to the icons the built pages, scripts
+# and styles use, and declared again after the theme's CSS, so the small copy is the one
 # browsers download (the last @font-face with the same descriptors wins).
-ICON_FONTS = {  # the theme's font file (its TrueType copy; reading woff2 needs brotli)
-    "fa-solid-900": ("Font Awesome 6 Free", 900),
-    "fa-regular-400": ("Font Awesome 6 Free", 400),
-    "fa-brands-400": ("Font Awesome 6 Brands", 400),
-}
 ICONS_CSS = "rec11-icons.css"
 _FA_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+::?before\s*,?\s*)+)'
                       r'\{\s*content\s*:\s*"(\\[0-9a-fA-F]{4}|[\ue000-\uf8ff])"\s*\}')
@@ -119,16 +114,15 @@ def subset_icon_fonts(html_root: Path) -> list[str]:
     from fontTools.ttLib import TTFont
 
     static = html_root / "_static"
-    webfonts = static / "vendor" / "fontawesome" / "webfonts"
-    codepoints = icon_codepoints(html_root) if webfonts.is_dir() else set()
+    fonts = icon_fonts(static)
+    codepoints = icon_codepoints(html_root) if any(source.parent.is_dir() for _, source, _, _ in fonts) else set()
     # The same icons as the last build: its fonts stand (a prose edit rebuilds no font).
     stamp = static / "rec11-icons" / ".codepoints"
     key = ",".join(f"{c:x}" for c in sorted(codepoints))
     if codepoints and stamp.is_file() and stamp.read_text() == key and (static / ICONS_CSS).is_file():
         return []
     rules, written = [], []
-    for name, (family, weight) in ICON_FONTS.items():
-        source = webfonts / f"{name}.ttf"
+    for name, source, family, weight in fonts:
         if not codepoints or not source.is_file():
             continue
         font = TTFont(source)
@@ -166,10 +160,7 @@ def copy_packages(app: Sphinx, exception) -> None:
         shutil.copytree(source, target, ignore=skip_dev_files, dirs_exist_ok=True)
         stamp.write_text(copied)
     logger.info("rec11: copied %s into _static", ", ".join(f"{n} ({p})" for n, p in app.rec11_npm.items()))
-    fontawesome = static / FONTAWESOME_JS
-    if fontawesome.is_file():
-        fontawesome.write_text(FONTAWESOME_STUB)
-        fontawesome.with_name(fontawesome.name + ".map").unlink(missing_ok=True)
+    empty_icon_script(static, FONTAWESOME_STUB)
     fonts = subset_icon_fonts(Path(app.outdir))
     if fonts:
         logger.info("rec11: icon fonts cut down to the icons in use: %s", ", ".join(fonts))

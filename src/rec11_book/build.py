@@ -29,6 +29,10 @@ from pathlib import Path
 from rec11.chapter import load_substitutions
 from rec11.models import MODULES
 from rec11_book import executions, preexecute
+from rec11_book.compat.myst_nb import cell_failure
+from rec11_book.compat.nbclient import cell_source_header
+from rec11_book.compat.nbclient import failed_cells as failed_cells_in
+from rec11_book.compat.sphinx import logged_warnings
 from rec11_book.notebooks import QUIET_TRAINING, executed_notebooks
 from rec11_book.pagefacts import page_modules
 from rec11_book.pages import FAILED_PAGES
@@ -66,24 +70,27 @@ NOISE = re.compile(r"Kernel is running over TCP without encryption|will overwrit
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-# A cell that raises: myst-nb's warning prints nbclient's own frames (jupyter-cache, asyncio,
-# nbclient) before the cell's source and traceback. Those frames say nothing about the page.
-CELL_FAILED = re.compile(r"WARNING: Executing notebook failed")
-CELL_SOURCE = re.compile(r"executing the following cell:\s*$")
+
+# The log text read below is the tools' (their warnings and a failing cell's report), read
+# through rec11_book.compat: Sphinx's warning lines, myst-nb's "Executing notebook failed",
+# nbclient's report of the cell. The summary of which pages ran reads no log (executions).
 
 
 def readable(lines):
     """The build's lines without ``NOISE`` and without the frames of the execution machinery
-    that precede a failing cell's own traceback (which stays, once)."""
+    that precede a failing cell's own traceback (which stays, once): myst-nb's warning prints
+    nbclient's own frames (jupyter-cache, asyncio, nbclient) before the cell's source and
+    traceback, and those frames say nothing about the page."""
     machinery = False
     for line in lines:
         plain = ANSI.sub("", line)
         if machinery:
-            if not CELL_SOURCE.search(plain):
+            header = cell_source_header(line, plain)
+            if header is None:
                 continue
             machinery = False
-            line = plain.split(": ", 1)[-1] if plain.startswith("nbclient.") else line
-        elif CELL_FAILED.search(plain):
+            line = header
+        elif cell_failure(plain):
             machinery = True
         if not NOISE.search(line):
             yield line
@@ -101,27 +108,14 @@ def build(book: Path, out: Path, extra: tuple[str, ...] = (), training_log: Path
     return proc.wait(), "".join(lines)
 
 
-FAILED_CELL = re.compile(
-    r"^(?P<path>\S+?\.md): WARNING: Executing notebook failed.*?"
-    r"executing the following cell:\n-{18}\n(?P<source>.*?)\n-{18}\n(?P<trace>.*?)(?=^\S+Error: /|\Z)",
-    re.M | re.S,
-)
-
-
-# A warning's line; Sphinx may have printed a step's name before it on that line
-# ("checking consistency... " precedes the budget check's warnings).
-WARNING_LINE = re.compile(r"^(?:[a-z][a-z ]*\.\.\. )?(?:(?P<where>\S+?(?::\d+)?): )?(?:WARNING|ERROR): "
-                          r"(?P<message>.*?)(?: \[[\w.]+\])?$", re.M)
-
-
 def warnings(log: str) -> list[str]:
     """``file:line: message`` for each Sphinx warning or error the build printed, once each, in
     order (a cell's failure is left to ``failed_cells``, which finds its line in the page)."""
     found = []
-    for match in WARNING_LINE.finditer(ANSI.sub("", log)):
-        if match["message"].startswith("Executing notebook failed"):
+    for where, message in logged_warnings(ANSI.sub("", log)):
+        if cell_failure(message):
             continue
-        text = f"{match['where']}: {match['message']}" if match["where"] else match["message"]
+        text = f"{where}: {message}" if where else message
         if text not in found:
             found.append(text)
     return found
@@ -145,8 +139,8 @@ def failed_cells(log: str) -> list[str]:
     finds that cell in the markdown page, so the message points at the page's line.
     """
     messages = []
-    for match in FAILED_CELL.finditer(ANSI.sub("", log)):
-        path, source, trace = Path(match["path"]), match["source"], match["trace"]
+    for path, source, trace in failed_cells_in(ANSI.sub("", log)):
+        path = Path(path)
         errors = re.findall(r"^(\w+(?:Error|Exception|Interrupt)\b.*)$", trace, re.M)
         in_cell = re.search(r"line (\d+)", trace)
         line = "?"

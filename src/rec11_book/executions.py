@@ -8,8 +8,10 @@ Sphinx reads any page and compares them after, and writes the result beside the 
     _build/.doctrees/.rec11-execution.json   {"executed": [docname, ...], "cached": [...]}
 
 ``rec11_book.build`` adds the pages it ran before Sphinx (``rec11_book.preexecute``), which
-Sphinx then finds in the cache, and prints the summary from this file (``summary``). Nothing
-here reads myst-nb's log text, which changes between versions.
+Sphinx then finds in the cache, and prints the summary from this file (``summary``). The
+summary reads no log text, which changes between versions: it compares the cache's records
+and myst-nb's execution data (both through ``rec11_book.compat``). Only a failed build's
+report reads the log, for the messages it shows (``rec11_book.build``).
 """
 
 from __future__ import annotations
@@ -17,25 +19,24 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rec11_book.compat.jupyter_cache import cache_records
+from rec11_book.compat.myst_nb import exec_data, execution_cache
+
 RECORD = ".rec11-execution.json"
 
 
-def cache_records(cache_path: str | Path) -> dict[int, str]:
+def records_of(cache_path: str | Path) -> dict[int, str]:
     """{record id: the path of the notebook it holds} for every record of the cache."""
-    from jupyter_cache import get_cache
-
-    return {record.pk: record.uri for record in get_cache(str(cache_path)).list_cache_records()}
+    return {pk: uri for pk, uri, _ in cache_records(cache_path)}
 
 
 def page_seconds(cache_path: str | Path, srcdir: Path) -> dict[str, float]:
     """{docname: seconds its cells took when it last ran} for every page in the cache."""
-    from jupyter_cache import get_cache
-
     seconds = {}
-    for record in get_cache(str(cache_path)).list_cache_records():
-        name = docname(Path(srcdir).resolve(), record.uri)
-        if name and "execution_seconds" in record.data:
-            seconds[name] = record.data["execution_seconds"]
+    for _, uri, data in cache_records(cache_path):
+        name = docname(Path(srcdir).resolve(), uri)
+        if name and "execution_seconds" in data:
+            seconds[name] = data["execution_seconds"]
     return seconds
 
 
@@ -81,41 +82,25 @@ def forget(doctrees: Path) -> None:
     (Path(doctrees) / RECORD).unlink(missing_ok=True)
 
 
-def _cache_path(app) -> str | None:
-    config = getattr(app.env, "mystnb_config", None)
-    if config is None or config.execution_mode != "cache":
-        return None
-    return config.execution_cache_path
-
-
 def before_read(app, env, docnames) -> None:
-    where = _cache_path(app)
-    env.rec11_records_before = cache_records(where) if where else {}
+    where = execution_cache(app)
+    env.rec11_records_before = records_of(where) if where else {}
     env.rec11_docs_read = set(docnames)
 
 
 def after_build(app, exception) -> None:
-    where = _cache_path(app)
+    where = execution_cache(app)
     if where is None:
         return
     before = getattr(app.env, "rec11_records_before", {})
     srcdir = Path(app.srcdir).resolve()
-    added = {docname(srcdir, uri) for pk, uri in cache_records(where).items() if pk not in before}
+    added = {docname(srcdir, uri) for pk, uri in records_of(where).items() if pk not in before}
     # myst-nb gives every page it ran or served from the cache execution data; a run that
     # failed adds no record, but says so there
-    data = {name: _exec_data(app.env, name) for name in getattr(app.env, "rec11_docs_read", set())}
+    data = {name: exec_data(app.env, name) for name in getattr(app.env, "rec11_docs_read", set())}
     failed = {name for name, info in data.items() if info and not info.get("succeeded", True)}
     executed = {name for name in added if name} | failed
     write(Path(app.doctreedir), executed, {name for name, info in data.items() if info})
-
-
-def _exec_data(env, name: str) -> dict | None:
-    from myst_nb.sphinx_ import NbMetadataCollector  # the API behind myst-nb's own nb-exec-table
-
-    try:
-        return NbMetadataCollector.get_exec_data(env, name)
-    except KeyError:
-        return None
 
 
 def setup(app) -> dict:

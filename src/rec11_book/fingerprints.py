@@ -31,17 +31,26 @@ logger = logging.getLogger(__name__)
 _USES_NOTES = re.compile(r"\bnotes\.collect\(|\bcollect_notes\(")
 
 
+PACKAGE_SRC = "src/rec11"  # the default of rec11_package_src: the course package's sources, in the book
+
+
 def fingerprint(app: Sphinx, text: str) -> str:
     """A hash of the package code and book data that the page's code cells read."""
+    return stamp(Path(app.srcdir), package_dir(app), text)
+
+
+def stamp(srcdir: Path, package: Path | None, text: str) -> str:
+    """:func:`fingerprint` outside Sphinx: the book's folder, and the course package's sources
+    there (None: the installed package)."""
     page = facts(text)
     code, modules = page.code, page.modules
     parts = []
     if modules:
-        parts.append("code:" + code_hash(modules, package_dir(app)))
+        parts.append("code:" + code_hash(modules, package))
         # another seed shift or thread count is another retraining: its pages must run again
         parts.append(f"run:seed={seeds.shift()},threads={seeds.training_threads()}")
     if _USES_NOTES.search(code):
-        plan = [(n.page, n.slide, n.minutes, n.block) for n in notes.collect(Path(app.srcdir))]
+        plan = [(n.page, n.slide, n.minutes, n.block) for n in notes.collect(Path(srcdir))]
         parts.append("notes:" + hashlib.sha256(repr(plan).encode()).hexdigest()[:16])
     return " ".join(parts)
 
@@ -91,7 +100,7 @@ def outdated_by_dependencies(app, env, added, changed, removed) -> list[str]:
 
 
 def setup(app: Sphinx) -> dict:
-    app.add_config_value("rec11_package_src", "src/rec11", "env")  # pages.package_dir reads it
+    app.add_config_value("rec11_package_src", PACKAGE_SRC, "env")  # pages.package_dir reads it
     keep_per_page(app, "rec11_fingerprints")
     app.connect("env-get-outdated", outdated_by_dependencies)
     app.connect("source-read", inject_fingerprint)

@@ -59,6 +59,8 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxRole
 
 from rec11.chapter import load_substitutions, toc_chapters
+from rec11_book.compat.myst_nb import cell_selector
+from rec11_book.compat.theme import article as theme_article
 from rec11_book.pages import FAILED_PAGES, for_instructors, front_matter, instructor_name, unique_ids
 
 CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")  # Debian's; no Playwright download
@@ -138,10 +140,10 @@ def _soup(path: Path):
 def page_article(html: Path, figures: Path, entry: Entry, anchors: dict[str, str], instructor: bool):
     """A page's article, made ready for print (see the module docstring)."""
     page = _soup(html / f"{entry.docname}.html")
-    article = page.select_one("article.bd-article")
+    article = theme_article(page)
     if article is None:
         raise HandoutError(f"{html / entry.docname}.html has no article: is it a page of this book?")
-    hidden = ".headerlink, script, .rec11-live-status, div.cell.tag_hide-cell, details.hide"
+    hidden = f".headerlink, script, .rec11-live-status, {cell_selector('hide-cell')}, details.hide"
     for node in article.select(hidden + ("" if instructor else ", .instructor-note")):
         node.decompose()
     for link in article.select("a.rec11-handout-link"):  # "print the handout", inside the handout
@@ -377,9 +379,9 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
                 for _ in range(FINAL_PRINTS):
                     # bookmarks from the headings; tags let a screen reader follow the text
                     tab.pdf(path=out, outline=True, tagged=True, **options)
-                    wrong = wrong_print(out, entries, numbers)
+                    final, wrong = checked_print(out, entries, numbers)
                     if not wrong:
-                        return len(sheets(out))
+                        return len(final)
         finally:
             tab.close()
         print(f"rec11: {out.name}: a print came out wrong ({wrong[0]}); printing it again"
@@ -387,14 +389,15 @@ def print_edition(browser, book: Path, html: Path, figures: Path, out: Path, pap
     raise HandoutError(f"{out}: {PRINT_TRIES} prints came out wrong, the last: {wrong[:3]}")
 
 
-def wrong_print(pdf: Path, entries: list[Entry], numbers: list[int]) -> list[str]:
-    """What is wrong with a final print: cut short (no end, or sheets missing by their
-    footers), or a title not on the sheet the contents give it; [] when it is right."""
+def checked_print(pdf: Path, entries: list[Entry], numbers: list[int]) -> tuple[list[str], list[str]]:
+    """(its sheets' text, what is wrong with it) for a final print: cut short (no end, or
+    sheets missing by their footers), or a title not on the sheet the contents give it;
+    nothing wrong when it is right."""
     try:
         final = sheets(pdf)
     except (HandoutError, subprocess.CalledProcessError) as err:
-        return [str(err)]
-    return misnumbered_sheets(final) or moved_entries(entries, numbers, final)
+        return [], [str(err)]
+    return final, misnumbered_sheets(final) or moved_entries(entries, numbers, final)
 
 
 def draft_sheets(tab, options: dict) -> list[str]:

@@ -51,6 +51,9 @@ from sphinx.application import Sphinx
 from sphinx.errors import ConfigError
 from sphinx.util import logging
 
+from rec11_book.compat.book_theme import live_code_on
+from rec11_book.compat.sphinx_thebe import is_asset as is_sphinx_thebe_asset
+from rec11_book.compat.sphinx_thebe import is_page_config as is_sphinx_thebe_config
 from rec11_book.files import STATIC, package_version
 from rec11_book.pagefacts import live_code_gaps, uses_trained_models
 
@@ -151,21 +154,10 @@ def warn_live_code_gaps(app: Sphinx, docname: str, source: list[str]) -> None:
 # --- the pages -------------------------------------------------------------------------
 
 
-def _is_sphinx_thebe_js(js) -> bool:
-    filename = str(getattr(js, "filename", "") or "")
-    body = str(getattr(js, "attributes", {}).get("body", ""))
-    return filename.endswith("sphinx-thebe.js") or "THEBE_JS_URL" in body
-
-
-def _is_sphinx_thebe_css(css) -> bool:
-    return str(getattr(css, "filename", "") or "").endswith("sphinx-thebe.css")
-
-
 def drop_sphinx_thebe_config(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """Remove the ``x-thebe-config`` and ``kernelName`` scripts sphinx-thebe appends."""
     for raw in list(doctree.findall(nodes.raw)):
-        text = raw.astext()
-        if "text/x-thebe-config" in text or text.strip().startswith("<script>kernelName"):
+        if is_sphinx_thebe_config(raw.astext()):
             raw.parent.remove(raw)
 
 
@@ -202,13 +194,10 @@ def page_config(app: Sphinx, pagename: str, pathto) -> dict:
 
 
 def update_page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    scripts = context.get("script_files")
-    if scripts is not None:
-        scripts[:] = [js for js in scripts if not _is_sphinx_thebe_js(js)]
-    styles = context.get("css_files")
-    if styles is not None:
-        styles[:] = [css for css in styles if not _is_sphinx_thebe_css(css)]
-    if doctree is None or not context.get("use_thebe"):
+    for key in ("script_files", "css_files"):
+        if context.get(key) is not None:
+            context[key][:] = [asset for asset in context[key] if not is_sphinx_thebe_asset(asset)]
+    if doctree is None or not live_code_on(context):
         return
     body = json.dumps(page_config(app, pagename, context["pathto"]), sort_keys=True).replace("</", "<\\/")
     app.add_js_file(None, body=body, type="application/json", id=CONFIG_ID)

@@ -42,6 +42,7 @@ from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.util.math import get_node_equation_number
 
+from rec11_book.compat.book_theme import live_code_on
 from rec11_book.files import find_package, package_version
 from rec11_book.pages import filter_pages, keep_per_page, line_of, unique_ids
 
@@ -198,7 +199,7 @@ def page_assets(app: Sphinx, pagename: str, templatename: str, context: dict, do
         return
     if app.env.rec11_math.get(pagename):
         app.add_css_file(CSS, priority=900)
-    if context.get("use_thebe"):  # set by sphinx-book-theme's launch buttons (priority 500)
+    if live_code_on(context):  # the theme's launch buttons run first (priority 500)
         app.add_js_file(LIVE_JS, defer="defer")
 
 

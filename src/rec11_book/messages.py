@@ -10,59 +10,25 @@ them (before it counts or prints them, so each is still one warning):
 * **an unknown directive** (MyST: "Unknown directive type: 'slid'"): the nearest names of
   the directives this build knows, as ``did you mean {slide}?``.
 
-Each relies on another package's internals through one small function below, named for
-it, listed in docs/architecture.md's table of internals (whose test fails when one goes
-away or the package's version changes) and probed on a live Sphinx application in
-``tests/unit/test_failed_builds.py``.
+Each relies on another package's internals (the warnings' texts, Sphinx's warning handlers,
+docutils' directive registries) through ``rec11_book.compat``, whose functions are listed in
+docs/architecture.md's table of internals and probed there and, on a live Sphinx
+application, in ``tests/unit/test_failed_builds.py``.
 """
 
 from __future__ import annotations
 
 import difflib
 import logging
-import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
 
+from rec11_book.compat.docutils import directive_names
+from rec11_book.compat.myst_nb import no_glue_key
+from rec11_book.compat.myst_parser import unknown_directive
+from rec11_book.compat.sphinx import warning_handlers
 from rec11_book.plainmd import GLUE_ROLE
-
-NO_GLUE_KEY = re.compile(r"^No key '(?P<key>[^']+)' found in glue data for this document\..*?(?P<tag> \[[\w.]+\])?$",
-                         re.S)
-UNKNOWN_DIRECTIVE = re.compile(r"^Unknown directive type: '(?P<name>[^']+)'(?P<rest>.*?)(?P<tag> \[[\w.]+\])?$",
-                               re.S)
-
-
-# --- the seams ---------------------------------------------------------------------------
-
-
-def sphinx_warning_handlers(app: Sphinx) -> list[logging.Handler]:
-    """The handlers that count and print this application's warnings.
-
-    Relies on Sphinx's logging set-up (``sphinx.util.logging.setup``, called in
-    ``Sphinx.__init__`` before any extension loads; pinned 7.4.7): one
-    ``WarningStreamHandler`` on the ``sphinx`` logger, made anew for each application,
-    whose filters suppress, count (``app._warncount``), locate and raise in that order.
-    """
-    from sphinx.util.logging import NAMESPACE, WarningStreamHandler
-
-    return [h for h in logging.getLogger(NAMESPACE).handlers if isinstance(h, WarningStreamHandler)]
-
-
-def known_directives() -> set[str]:
-    """Every directive name a page of this build may use.
-
-    Relies on docutils' private registries (pinned 0.21.2; both have existed since the
-    directive registry was added, docutils 0.3): ``_directive_registry``, docutils' own
-    directives, and ``_directives``, every directive registered with
-    ``register_directive``, which is how Sphinx's ``add_directive`` (and so every extension,
-    MyST and myst-nb included) adds one. Domain directives written with their prefix
-    (``py:function``) are not listed.
-    """
-    from docutils.parsers.rst import directives
-
-    return set(directives._directive_registry) | set(directives._directives)
-
 
 # --- the rewrites ------------------------------------------------------------------------
 
@@ -88,7 +54,7 @@ def rewrite(app: Sphinx, record: logging.LogRecord) -> None:
         message = record.getMessage()
     except (TypeError, ValueError):
         return
-    glue = NO_GLUE_KEY.match(message)
+    glue = no_glue_key(message)
     if glue:
         key, location = glue["key"], getattr(record, "location", None)
         if isinstance(location, tuple) and location[0] and location[1]:
@@ -100,10 +66,10 @@ def rewrite(app: Sphinx, record: logging.LogRecord) -> None:
                       f"{glue['tag'] or ''}")
         record.args = ()
         return
-    unknown = UNKNOWN_DIRECTIVE.match(message)
+    unknown = unknown_directive(message)
     if unknown:
         name = unknown["name"]
-        close = nearest(name, known_directives())
+        close = nearest(name, directive_names())
         guess = f"; did you mean {{{close[0]}}}?" if close else ""
         fix = (f"Fix: write {{{close[0]}}}" + (f" (or {', '.join(f'{{{c}}}' for c in close[1:])})" if close[1:] else "")
                if close else "Fix: correct the name, or load the extension that defines it in _config.yml")
@@ -124,7 +90,7 @@ class Rewrite(logging.Filter):
 def install(app: Sphinx) -> None:
     """Put the rewrite first on Sphinx's warning handlers: it sees each warning as logged,
     before Sphinx suppresses, counts, locates or prints it."""
-    for handler in sphinx_warning_handlers(app):
+    for handler in warning_handlers():
         if not any(isinstance(f, Rewrite) for f in handler.filters):
             handler.filters.insert(0, Rewrite(app))
 

@@ -53,6 +53,8 @@ from sphinx.util.docutils import SphinxRole
 
 from rec11.explore import MIME as EXPLORABLE
 from rec11_book import plainmd
+from rec11_book.compat.book_theme import add_launch_link, notebook_download, offers_notebook
+from rec11_book.compat.myst_nb import default_cache_folder, glue_file, kernels_inherit, output_folder_name
 from rec11_book.pagefacts import uses_trained_models
 from rec11_book.pages import AGENDA_MARKDOWN
 from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
@@ -80,9 +82,9 @@ def executed_notebooks(build: Path):
     """
     from jupyter_cache import get_cache
 
-    cache_path = build / ".jupyter_cache"
+    cache_path = default_cache_folder(build)
     cache = get_cache(cache_path) if cache_path.is_dir() else None
-    executed = build / "jupyter_execute"
+    executed = build / output_folder_name()
     for nb_path in sorted(executed.rglob("*.ipynb")):
         nb = nbformat.read(nb_path, as_version=4)
         if cache is not None:
@@ -105,7 +107,7 @@ class GlueValues:
 
     def _page(self, page: Path) -> dict:
         if page not in self.pages:
-            path = (self.executed / page).with_suffix(".glue.json")
+            path = glue_file(self.executed, page)
             self.pages[page] = json.loads(path.read_text()) if path.is_file() else {}
         return self.pages[page]
 
@@ -248,7 +250,7 @@ def _answers_elsewhere(context: plainmd.Context) -> str:
 def _answers_here(context: plainmd.Context) -> str:
     """The answers notebook's first words: what it is, and where to work the exercises."""
     page = plainmd.page_url(context, context.docname)
-    own = f"{context.site}_sources/{context.docname}.ipynb"
+    own = f"{context.site}{notebook_download(context.docname)}"
     return (f"**Worked answers.** This notebook is [the page]({page}) with each answer shown after its "
             f"exercise and its code run. To work the exercises yourself, start from "
             f"[the page's own notebook]({own}).")
@@ -367,7 +369,7 @@ def page_context(app, docname: str, glue, problems: list[str]) -> plainmd.Contex
         glue=glue, agenda=lambda doc, slides: app.emit_firstresult(AGENDA_MARKDOWN, doc, slides, site),
         handout=app.config.myst_substitutions.get("handout", ""), book=Path(app.srcdir),
         warn=lambda line, message: problems.append(f"{where}:{line}: {message}"),
-        solutions_url=f"{site}_sources/{docname}{SOLUTIONS}.ipynb" if answered else "",
+        solutions_url=f"{site}{notebook_download(docname + SOLUTIONS)}" if answered else "",
         solutions_colab=colab_url(app.config, docname + SOLUTIONS) if answered else "")
 
 
@@ -382,12 +384,12 @@ def write_downloads(app) -> list[Path]:
     commit = built_commit(root, app.config.html_theme_options.get("repository_branch") or "main")
     packages = pins()
     written, problems, notebooks = [], [], {}
-    executed = build / "jupyter_execute"
+    executed = build / output_folder_name()
     for relative, nb in executed_notebooks(build):
-        target = (html / "_sources" / relative).with_suffix(".ipynb")
+        docname = relative.with_suffix("").as_posix()
+        target = html / notebook_download(docname)
         if not target.is_file():  # the theme offers no download for this page
             continue
-        docname = relative.with_suffix("").as_posix()
         context = page_context(app, docname, GlueValues(executed, relative), problems)
         install = install_cell(repository, commit, packages, uses_trained_models(app, docname))
         lines = Path(app.env.doc2path(docname)).read_text().split("\n")
@@ -420,14 +422,11 @@ def on_build_finished(app, exception) -> None:
 
 def add_colab_link(app, pagename: str, templatename: str, context: dict, doctree) -> None:
     """A "Colab" entry in the theme's launch menu of every page with a download."""
-    if not context.get("ipynb_source"):
+    if not offers_notebook(context):
         return
-    for group in context.get("header_buttons", []):
-        if group.get("label") == "launch-buttons":
-            group["buttons"].insert(0, {
-                "type": "link", "text": "Colab", "tooltip": "Open this page's notebook in Colab",
-                "icon": None, "url": colab_url(app.config, pagename),
-                "label": "colab-button"})
+    add_launch_link(context, {
+        "type": "link", "text": "Colab", "tooltip": "Open this page's notebook in Colab",
+        "icon": None, "url": colab_url(app.config, pagename), "label": "colab-button"})
 
 
 class SolutionsLink(SphinxRole):
@@ -441,12 +440,12 @@ class SolutionsLink(SphinxRole):
                 "the {solutions-notebook} role links to the page's worked answers, and this page has none",
                 line=self.lineno)
             return [self.inliner.problematic(self.rawtext, self.rawtext, message)], [message]
-        uri = "../" * self.env.docname.count("/") + f"_sources/{self.env.docname}{SOLUTIONS}.ipynb"
+        uri = "../" * self.env.docname.count("/") + notebook_download(self.env.docname + SOLUTIONS)
         return [nodes.reference(self.rawtext, self.text, refuri=uri, classes=["rec11-solutions-link"])], []
 
 
 def setup(app) -> dict:
-    os.environ.setdefault(QUIET_TRAINING, "1")  # the kernels that execute the pages inherit it
+    kernels_inherit(QUIET_TRAINING, "1")
     app.add_role("solutions-notebook", SolutionsLink())
     app.connect("build-finished", on_build_finished)
     app.connect("html-page-context", add_colab_link, priority=600)  # after the theme's launch menu

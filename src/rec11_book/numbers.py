@@ -43,6 +43,7 @@ import yaml
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from rec11_book.compat.myst_nb import format_plain_text
 from rec11_book.pages import front_matter_of, glued_values, parse_cells
 from rec11_book.plainmd import GLUE_ROLE
 
@@ -138,8 +139,9 @@ def figure_texts(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _literals(node: ast.AST) -> list[float]:
-    return [float(n.value) for n in ast.walk(node)
+def _number_nodes(node: ast.AST) -> list[ast.Constant]:
+    """The number literals in ``node`` (booleans are not numbers here)."""
+    return [n for n in ast.walk(node)
             if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
 
 
@@ -160,13 +162,8 @@ def code_numbers(text: str) -> set[float]:
         if isinstance(tree, str):
             numbers.update(float(m) for m in re.findall(r"\d*\.?\d+(?:e-?\d+)?", tree))
             continue
-        thresholds = set()
-        for node in ast.walk(tree):
-            if _is_claim(node):
-                thresholds |= {id(n) for n in ast.walk(node.args[2])}
-        numbers.update(float(n.value) for n in ast.walk(tree)
-                       if isinstance(n, ast.Constant) and isinstance(n.value, (int, float))
-                       and not isinstance(n.value, bool) and id(n) not in thresholds)
+        thresholds = {id(n) for node in ast.walk(tree) if _is_claim(node) for n in _number_nodes(node.args[2])}
+        numbers.update(float(n.value) for n in _number_nodes(tree) if id(n) not in thresholds)
     return numbers
 
 
@@ -189,8 +186,8 @@ def claim_thresholds(text: str) -> dict[float, list[str]]:
                                if isinstance(n, ast.Constant) and isinstance(n.value, str))
             words = [w.strip() for quoted in re.findall(r"'([^']+)'", message)
                      for w in re.split(r"\.\.\.|…", quoted) if len(w.strip()) >= 8]
-            for value in _literals(node.args[2]):
-                out.setdefault(value, []).extend(words)
+            for n in _number_nodes(node.args[2]):
+                out.setdefault(float(n.value), []).extend(words)
     return out
 
 
@@ -324,8 +321,6 @@ def unused_glue(text: str, glued: set[str], used: set[str]) -> list[tuple[int, s
 def shown(plain: str, fmt: str) -> tuple[float, str] | None:
     """The number a glued value's ``text/plain`` prints as with ``fmt``, formatted as the page
     formats it (myst-nb's ``format_plain_text``), and the printed text; None if not numeric."""
-    from myst_nb.core.variables import format_plain_text
-
     text = format_plain_text(plain, fmt)
     number = text.replace(",", "").strip()
     try:

@@ -30,6 +30,9 @@ import yaml
 from docutils import nodes
 from sphinx.application import Sphinx
 
+from rec11_book.compat.myst_nb import glue_file, output_folder
+from rec11_book.compat.sphinx import filter_rendered_pages, warnings_fail_build
+
 _CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
 
 
@@ -84,8 +87,8 @@ def failed_pages(doctrees: Path) -> set[str]:
 
 def glued_values(app: Sphinx, docname: str) -> dict:
     """The page's glued values as myst-nb saved them (``<docname>.glue.json``)."""
-    folder = getattr(getattr(app.env, "mystnb_config", None), "output_folder", None)
-    path = Path(folder or "").joinpath(*docname.split("/")).with_suffix(".glue.json")
+    folder = output_folder(app)
+    path = glue_file(folder or "", docname)
     return json.loads(path.read_text()) if folder and path.is_file() else {}
 
 
@@ -102,13 +105,9 @@ def build_failed(app: Sphinx, exception: BaseException | None) -> bool:
     """Whether this build has failed so far: an exception, or a warning under ``-W`` (which
     ``--keep-going`` turns into exit status 1 only after ``build-finished``).
 
-    Relies on Sphinx's count of the warnings it let through, ``app._warncount`` (pinned
-    7.4.7: ``sphinx.util.logging.WarningSuppressor`` counts each one), and on ``-W
-    --keep-going`` setting ``app.keep_going`` (``-W`` alone: ``app.warningiserror``).
-    docs/architecture.md lists it with the internals, and ``tests/unit/test_failed_builds.py``
-    probes it on a live application.
+    Sphinx does not say so before the build ends: ``rec11_book.compat.sphinx`` reads it.
     """
-    return exception is not None or bool(app._warncount and (app.keep_going or app.warningiserror))
+    return exception is not None or warnings_fail_build(app)
 
 
 def keep_per_page(app: Sphinx, name: str) -> None:
@@ -205,21 +204,10 @@ def filter_pages(app: Sphinx, name: str, edit) -> None:
 
     ``name`` marks the filter, so a builder set up twice (as the preview does) does not
     stack the same filter; the book's filters (``trim_html`` in ``rec11_book.trim``,
-    math ids in ``rec11_book.mathsvg``) are each added by this function.
+    math ids in ``rec11_book.mathsvg``) are each added by this function. Sphinx has no event
+    for a rendered page: ``rec11_book.compat.sphinx`` wraps its renderer.
     """
-    if app.builder.format != "html" or not hasattr(app.builder, "templates"):
-        return
-    templates = app.builder.templates
-    render = templates.render
-    marks = getattr(render, "rec11_filters", ())
-    if name in marks:
-        return
-
-    def filtered(template: str, context: dict) -> str:
-        return edit(render(template, context), context)
-
-    filtered.rec11_filters = (*marks, name)
-    templates.render = filtered
+    filter_rendered_pages(app, name, edit)
 
 
 _CONTAINER = re.compile(r"<mjx-container\b.*?</mjx-container>", re.S)

@@ -41,6 +41,7 @@ from functools import cache
 from pathlib import Path
 
 from rec11_book import quickmarkup
+from rec11_book.compat.myst_nb import format_plain_text
 from rec11_book.pages import instructor_name
 
 EXTENSIONS = {"colon_fence", "dollarmath", "amsmath", "substitution", "deflist"}
@@ -285,8 +286,6 @@ def paste_glue(text: str, lookup) -> tuple[str, list[str]]:
 
     ``lookup(key)`` returns the glued output's ``data`` dict, or ``{}``.
     """
-    from myst_nb.core.variables import format_plain_text
-
     missing = []
 
     def paste(match: re.Match) -> str:

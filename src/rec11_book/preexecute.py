@@ -24,12 +24,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from pathlib import Path
-from types import SimpleNamespace
 
 import yaml
 
 from rec11.chapter import toc_pages
-from rec11_book.fingerprints import fingerprint, with_fingerprint
+from rec11_book.compat.jupyter_cache import execute_notebook
+from rec11_book.compat.myst_nb import default_cache_folder
+from rec11_book.compat.myst_nb import page_notebook as read_page_notebook
+from rec11_book.fingerprints import PACKAGE_SRC, stamp, with_fingerprint
 
 # What every kernel prints once and no reader needs: ipykernel's note on its local TCP ports.
 KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption")
@@ -66,28 +68,31 @@ def parser_config(config: dict):
     return MdParserConfig(enable_extensions=set(parse.get("myst_enable_extensions", [])))
 
 
-def page_notebook(root: Path, page: Path, md_config):
+def page_notebook(root: Path, page: Path, md_config, config: dict | None = None):
     """The notebook myst-nb builds from ``page``, fingerprint cell included."""
-    from myst_nb.core.read import read_myst_markdown_notebook
-
     text = page.read_text()
     if "{code-cell}" in text:
-        app = SimpleNamespace(srcdir=str(root), config=SimpleNamespace(rec11_package_src="src/rec11"))
-        text = with_fingerprint(text, fingerprint(app, text))
-    return read_myst_markdown_notebook(text, config=md_config, add_source_map=True, path=page)
+        package = root / package_src(config or {})
+        text = with_fingerprint(text, stamp(root, package if package.is_dir() else None, text))
+    return read_page_notebook(text, md_config, page)
+
+
+def package_src(config: dict) -> str:
+    """Where the course package's sources are, relative to the book (``rec11_package_src``
+    under ``sphinx: config:``, as the build reads it; default ``src/rec11``)."""
+    return ((config.get("sphinx") or {}).get("config") or {}).get("rec11_package_src") or PACKAGE_SRC
 
 
 def cache_path(root: Path, out: Path, config: dict) -> Path:
     """Where myst-nb keeps its cache: ``execute: cache:``, else ``_build/.jupyter_cache``."""
     where = ((config.get("execute") or {}).get("cache") or "").strip()
-    return (root / where) if where else out / "_build" / ".jupyter_cache"
+    return (root / where) if where else default_cache_folder(out / "_build")
 
 
 def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]:
     """Execute and cache every page the cache lacks; returns {"ran", "failed", "cached"}."""
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
-    from jupyter_cache.executors.utils import single_nb_execution
 
     config = book_config(root)
     execute = config.get("execute") or {}
@@ -101,7 +106,7 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
     for page in pages:
         if not page.is_file() or "{code-cell}" not in page.read_text():
             continue
-        nb = page_notebook(root, page, md_config)
+        nb = page_notebook(root, page, md_config, config)
         try:
             cache.match_cache_notebook(nb)
             cached.append(page)
@@ -112,8 +117,7 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
 
     def execute_one(page: Path, nb):
         log(f"{page}: executing, side by side before the build")
-        return single_nb_execution(nb, cwd=str(page.parent), timeout=timeout, allow_errors=False,
-                                   meta_override=True)
+        return execute_notebook(nb, cwd=str(page.parent), timeout=timeout)
 
     ran, failed = [], []
     start = time.perf_counter()

@@ -15,7 +15,7 @@ Sphinx, myst-nb, the theme and every extension (sphinx-autobuild starts one per 
 This server imports all of that once, at start, and runs each rebuild in a child forked
 from itself, so every rebuild starts warm and still gets a clean Sphinx of its own.
 Reloading the browser is sphinx-autobuild's (its server, file watcher and injected
-script; pinned in requirements.txt).
+script; pinned in requirements.txt), used through ``rec11_book.compat.sphinx_autobuild``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+from rec11_book.compat.sphinx_autobuild import reloading_site
 from rec11_book.quickstart import block_slow_imports
 
 WATCH = ["book", "_config.yml", "_toc.yml", "src/rec11"]
@@ -107,13 +108,6 @@ def main(argv=None) -> int:
     os.chdir(book)
 
     import uvicorn
-    from sphinx_autobuild.filter import IgnoreFilter
-    from sphinx_autobuild.middleware import JavascriptInjectorMiddleware
-    from sphinx_autobuild.server import RebuildServer
-    from starlette.applications import Starlette
-    from starlette.middleware import Middleware
-    from starlette.routing import Mount, WebSocketRoute
-    from starlette.staticfiles import StaticFiles
 
     print(f"preview: imported Sphinx and the book's extensions in {warm_up(book):.1f} s", flush=True)
     rebuilder = Rebuilder(book)
@@ -122,44 +116,17 @@ def main(argv=None) -> int:
     if not args.no_initial_build:
         rebuilder()
     watch = [book / p for p in WATCH if (book / p).exists()]
-    ignore = IgnoreFilter([str(book / p) for p in IGNORE],
-                          [r".*\.swp$", r".*~$", r".*\.#.*", r".*/\.ipynb_checkpoints/.*"])
 
-    class Watcher(RebuildServer):
-        """Rebuild in the caller's forked child (the stock one forks a pool per save)."""
+    def pages_of(paths: list[Path]) -> list[Path]:
+        """The pages a save rewrote: the tab reloads as soon as they are written again, and the
+        rest of the build (slide deck, notebook downloads) finishes behind it."""
+        return [html / p.relative_to(book).with_suffix(".html") for p in paths
+                if p.suffix == ".md" and p.is_relative_to(book / "book")]
 
-        async def watch(self):
-            import asyncio
-
-            import watchfiles
-
-            async for changes in watchfiles.awatch(*self.paths, watch_filter=lambda _, p: not self.ignore(p)):
-                paths = [Path(p).resolve() for _, p in changes]
-                # The tab reloads as soon as the saved page's HTML is rewritten; the rest of
-                # the build (slide deck, notebook downloads) finishes behind it.
-                pages = [html / p.relative_to(book).with_suffix(".html") for p in paths
-                         if p.suffix == ".md" and p.is_relative_to(book / "book")]
-                before = {page: page.stat().st_mtime_ns if page.exists() else 0 for page in pages}
-                build = asyncio.ensure_future(asyncio.to_thread(self.change_callback, changed_paths=paths))
-                reloaded = False
-                while not build.done():
-                    await asyncio.sleep(0.05)
-                    if pages and not reloaded and all(
-                            page.exists() and page.stat().st_mtime_ns != before[page] for page in pages):
-                        self.flag.set()
-                        reloaded = True
-                await build
-                if not reloaded:
-                    self.flag.set()
-
-    watcher = Watcher(watch, ignore, change_callback=rebuilder)
     url_host = f"{args.host}:{args.port}"
-    app = Starlette(
-        routes=[WebSocketRoute("/websocket-reload", watcher, name="reload"),
-                Mount("/", app=StaticFiles(directory=html, html=True), name="static")],
-        middleware=[Middleware(JavascriptInjectorMiddleware, ws_url=url_host)],
-        lifespan=watcher.lifespan,
-    )
+    app = reloading_site(html, watch, [str(book / p) for p in IGNORE],
+                         [r".*\.swp$", r".*~$", r".*\.#.*", r".*/\.ipynb_checkpoints/.*"],
+                         rebuilder, pages_of, url_host)
     print(f"preview: serving http://{url_host}/ ; watching {', '.join(WATCH)} (Ctrl+C stops)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

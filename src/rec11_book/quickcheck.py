@@ -38,6 +38,7 @@ from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
+from rec11_book.compat.myst_nb import glue_data
 from rec11_book.quickmarkup import LABEL, parse
 
 # --- the Sphinx side ---------------------------------------------------------------------
@@ -67,16 +68,9 @@ class QuickCheckDirective(SphinxDirective):
                                    "choices": directives.unchanged, "tolerance": directives.unchanged}
 
     def run(self):
-        def glue(key):
-            from myst_nb.ext.glue.utils import RetrievalError, retrieve_glue_data
-
-            try:
-                return retrieve_glue_data(self.state.document, key).data
-            except RetrievalError:
-                return {}
-
         try:
-            check = parse(self.arguments[0], self.options, "\n".join(self.content), glue)
+            check = parse(self.arguments[0], self.options, "\n".join(self.content),
+                          lambda key: glue_data(self.state.document, key))
         except ValueError as err:
             raise self.error(str(err)) from None
         ident = f"quick-check-{self.env.new_serialno('quick-check')}"

@@ -22,18 +22,16 @@ Neither imports torch or any model code.
 
 from __future__ import annotations
 
-import fnmatch
-import glob as _glob
-import os
 import sys
-from pathlib import Path
 
-SLOW_IMPORTS = ("rfc3987_syntax",)
+from rec11_book.compat.jsonschema import block_optional_imports
+from rec11_book.compat.jupyter_book import reraised
+from rec11_book.compat.sphinx_external_toc import prune_walk
 
 
 def block_slow_imports() -> None:
-    for name in SLOW_IMPORTS:
-        sys.modules.setdefault(name, None)  # `import name` now raises ImportError
+    """Make ``jsonschema``'s slow optional import fail, as if its package were not installed."""
+    block_optional_imports()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,51 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def reraised(err: BaseException) -> bool:
-    """Whether ``err`` is Jupyter Book's wrapper around an exception the build has already
-    reported (``jupyter_book.cli.main.builder_specific_actions``, 1.0.4.post1: a RuntimeError
-    "There was an error in building your book. Look above for the cause." from the
-    exception Sphinx printed)."""
-    return isinstance(err, RuntimeError) and err.__cause__ is not None and "Look above for the cause" in str(err)
-
-
-# --- the Sphinx extension: the toc's file walk skips excluded folders -------------------------
-
-
-class _PrunedGlob:
-    """Stands in for the ``glob`` module inside ``sphinx_external_toc.events``."""
-
-    def __init__(self, srcdir: str, exclude_patterns: list[str]):
-        from sphinx.util.matching import Matcher
-
-        self.srcdir = Path(srcdir).resolve()
-        self._excluded = Matcher(exclude_patterns)  # the same test the toc applies afterwards
-
-    def __getattr__(self, name):
-        return getattr(_glob, name)
-
-    def iglob(self, pathname, *, recursive=False, **kwargs):
-        head, sep, suffix_pattern = str(pathname).partition(os.sep + "**" + os.sep)
-        if not (recursive and sep and Path(head).resolve() == self.srcdir and os.sep not in suffix_pattern):
-            yield from _glob.iglob(pathname, recursive=recursive, **kwargs)
-            return
-        for folder, dirs, files in os.walk(self.srcdir):
-            relative = os.path.relpath(folder, self.srcdir)
-            relative = "" if relative == "." else relative.replace(os.sep, "/")
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".")
-                             and not self._excluded(f"{relative}/{d}".lstrip("/")))
-            for name in sorted(files):
-                if not name.startswith(".") and fnmatch.fnmatch(name, suffix_pattern):
-                    yield os.path.join(folder, name)
-
-
 def prune_toc_walk(app, config) -> None:
-    try:
-        from sphinx_external_toc import events
-    except ImportError:
-        return
-    if getattr(events, "glob", None) is _glob:
-        events.glob = _PrunedGlob(app.srcdir, list(config.exclude_patterns))
+    """The toc's walk through the book skips the folders ``exclude_patterns`` excludes."""
+    prune_walk(app.srcdir, list(config.exclude_patterns))
 
 
 def setup(app) -> dict:

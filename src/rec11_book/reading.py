@@ -34,6 +34,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from rec11.chapter import toc_chapters
+from rec11_book.compat.myst_nb import hide_mode, mime_priority, nb_element
 from rec11_book.pages import AGENDA_MARKDOWN, SLIDE_MARK, deck_links, for_instructors, keep_per_page, slides_of
 
 WORDS_PER_MINUTE = 200
@@ -72,7 +73,7 @@ def _skipped(node: nodes.Element) -> bool:
     return (
         "instructor-note" in classes
         or isinstance(node, (nodes.literal_block, nodes.raw, nodes.comment, nodes.system_message))
-        or node.get("nb_element") == "cell_code_source"
+        or nb_element(node) == "cell_code_source"
     )
 
 
@@ -125,17 +126,17 @@ def count(doctree: nodes.Node, mime_priority: list[str] = (), skip: tuple[nodes.
         if isinstance(node, nodes.image) or "rec11-explore" in node.get("classes", []):
             figures += not output_hidden  # an explorable figure is one, however many frames
             return
-        if node.get("nb_element") == "cell_code":
+        if nb_element(node) == "cell_code":
             in_cell = True
-            mode = node.get("hide_mode")
+            mode = hide_mode(node)
             shows_input = mode not in HIDDEN_INPUT and any(
-                child.get("nb_element") == "cell_code_source" for child in node.children
+                nb_element(child) == "cell_code_source" for child in node.children
             )
             cells += shows_input
             output_hidden = output_hidden or mode in HIDDEN_OUTPUT
             if output_hidden:
                 return  # a hidden output is not read either
-        children = shown(node) if node.get("nb_element") == "mime_bundle" else node.children
+        children = shown(node) if nb_element(node) == "mime_bundle" else node.children
         for child in children:
             walk(child, output_hidden, in_cell)
 
@@ -163,9 +164,7 @@ class Agenda(SphinxDirective):
 
 
 def record(app: Sphinx, doctree: nodes.document) -> None:
-    from myst_nb.core.render import get_mime_priority
-
-    priority = get_mime_priority(app.builder.name, app.config.nb_mime_priority_overrides)
+    priority = mime_priority(app)
     exercises = tuple(practice(doctree))
     app.env.rec11_reading[app.env.docname] = count(doctree, priority, skip=exercises)
     app.env.rec11_practice[app.env.docname] = sum((count(n, priority) for n in exercises), Reading())

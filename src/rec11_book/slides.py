@@ -57,6 +57,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from rec11.chapter import toc_pages
 from rec11.notes import Note
+from rec11_book.compat.myst_nb import cell_selector, tag_class
 from rec11_book.files import node_modules_candidates, skip_dev_files
 from rec11_book.pages import DECK, build_failed, deck_uri, line_of, slide_id, slides_of, unique_ids
 from rec11_book.pages import SLIDE_MARK as MARK
@@ -64,7 +65,7 @@ from rec11_book.pages import SLIDE_MARK as MARK
 logger = logging.getLogger(__name__)
 
 DECK_ONLY = "rec11-deck-only"  # ... and with :deck-only:, hidden on the page (rec11.css)
-CELL = "tag_slide"  # myst-nb's class on a code cell tagged `slide`
+CELL = tag_class("slide")  # myst-nb's class on a code cell tagged `slide`
 NOTE = "instructor-note"  # the class of rec11_book.notes's note box
 REVEAL = "reveal.js"  # the npm package
 # what the deck loads: the core, the white theme and its font, the speaker view
@@ -198,7 +199,7 @@ def page_slides(page: str, text: str, notes: tuple[Note, ...]) -> list[DeckSlide
     soup = BeautifulSoup(text, "html.parser")
     article = soup.select_one("article") or soup
     slides, content, figures, at = [], [], [], 0
-    for element in article.select(f".{MARK}, div.cell.{CELL}, div.{NOTE}"):
+    for element in article.select(f".{MARK}, {cell_selector('slide')}, div.{NOTE}"):
         if element.find_parent("div", class_=NOTE):
             continue
         classes = element.get("class", [])
@@ -210,11 +211,11 @@ def page_slides(page: str, text: str, notes: tuple[Note, ...]) -> list[DeckSlide
             slides.append(DeckSlide(note.slide, note.minutes, page, content, figures, body))
             content, figures = [], []
         elif CELL in classes:
-            hidden = {"tag_hide-input", "tag_remove-input"} & set(classes)
-            code = element.select_one("div.cell_input")
+            hidden = {tag_class("hide-input"), tag_class("remove-input")} & set(classes)
+            code = element.select_one(cell_selector(part="input"))
             if code is not None and not hidden:
                 content.append(_clean(code, page))
-            figures += [_clean(f, page) for f in element.select("div.cell_output figure")]
+            figures += [_clean(f, page) for f in element.select(f"{cell_selector(part='output')} figure")]
         else:
             content.append(_clean(element, page))
     return slides

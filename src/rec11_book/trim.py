@@ -36,6 +36,8 @@ import re
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from rec11_book.compat.sphinx import asset_attributes, asset_filename, same_script
+from rec11_book.compat.theme import trimmed_page_tags
 from rec11_book.pages import filter_pages
 
 logger = logging.getLogger(__name__)
@@ -52,12 +54,7 @@ CONDITIONAL = [
 # Tags the theme's templates write on every page (not in script_files, so removed from
 # the rendered HTML): exact patterns, each with what replaces it.
 TEMPLATE_TAGS = [
-    (re.compile(r'[ \t]*<script src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|searchindex\.js)">'
-                r"</script>\n?"), ""),
-    (re.compile(r'[ \t]*<!-- So that users can add custom icons -->\n?[ \t]*<script defer src="[^"]*'
-                r'_static/scripts/fontawesome\.js[^"]*"></script>\n?'), ""),
-    (re.compile(r'<link href="([^"]*_static/)styles/theme\.css[^"]*" rel="stylesheet" />'),
-     r'<link href="\1basic.css" rel="stylesheet" />'),
+    *trimmed_page_tags(),
     # No favicon: without this the browser asks for /favicon.ico, a 404 in the console
     (re.compile(r"(?=</head>)"), '<link rel="icon" href="data:," />\n'),
 ]
@@ -72,7 +69,7 @@ DEFER = ("doctools.js", "sphinx_highlight.js", "clipboard.min.js", "copybutton.j
 
 
 def _name(asset) -> str:
-    return str(getattr(asset, "filename", "") or "").split("?")[0]
+    return asset_filename(asset).split("?")[0]
 
 
 def drop_unused(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
@@ -89,11 +86,11 @@ def drop_unused(app: Sphinx, pagename: str, templatename: str, context: dict, do
 
 
 def _deferred(js):
-    attributes = dict(getattr(js, "attributes", {}))
+    attributes = asset_attributes(js)
     if "defer" in attributes or "async" in attributes:
         return js
     attributes["defer"] = "defer"
-    return type(js)(js.filename, priority=getattr(js, "priority", 500), **attributes)
+    return same_script(js, attributes)
 
 
 def trim_html(html: str) -> str:

@@ -42,6 +42,7 @@ from pathlib import Path
 from rec11.chapter import toc_pages
 from rec11.sources import module_closure
 from rec11_book import executions
+from rec11_book.compat.myst_nb import default_cache_folder
 from rec11_book.pagefacts import page_modules
 from rec11_tools import pagespeed, previewtime
 
@@ -65,7 +66,7 @@ def run_build(book: Path, env: dict) -> dict:
     if result.returncode != 0:
         sys.exit(f"bench: the build failed:\n{(result.stdout + result.stderr)[-4000:]}")
     executed = executions.summary(book / "_build" / ".doctrees")["executed"]
-    ran = executions.page_seconds(book / "_build" / ".jupyter_cache", book)
+    ran = executions.page_seconds(default_cache_folder(book / "_build"), book)
     pages = {name: ran[name] for name in executed if name in ran}
     return {"seconds": seconds, "executed": executed, "page_seconds": pages}
 

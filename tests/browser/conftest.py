@@ -103,7 +103,9 @@ def jupyter_server(built_site):
             cmd = [str(Path(sys.executable).with_name("jupyter-server")), "--no-browser",
                    "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={url.port}", "--ServerApp.port_retries=0",
                    f"--IdentityProvider.token={built_site['token']}", f"--ServerApp.root_dir={book_dir()}",
-                   "--allow-root"]
+                   # as docs/live-code.md tells an instructor (allow_origin=SITE_ORIGIN): each
+                   # worker serves the site from a port of its own on 127.0.0.1
+                   r"--ServerApp.allow_origin_pat=http://127\.0\.0\.1:[0-9]+", "--allow-root"]
             status = f"{built_site['server_url']}api/status?token={built_site['token']}"
             # its kernels run at the build's seed: they load the models the build trained
             seed = {"REC11_SEED": str(built_site["seed"])} if "seed" in built_site else {}

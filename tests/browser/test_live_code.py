@@ -7,7 +7,9 @@ these tests run the same static/livecode/ modules and pinned Thebe that students
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 
 import pytest
 from browser_support import (
@@ -89,3 +91,39 @@ def test_running_a_late_cell_first_runs_the_cells_above(context, site, jupyter_s
                  where="end")
     wait_output(page, last["i"], "ran after")
     assert_no_unexpected_errors(page, cells)
+
+
+def kernel_of(page, cell: dict) -> tuple[int, str]:
+    """The process id and working folder of the kernel behind a page, asked by running a cell."""
+    type_and_run(page, cell, "import os; print('kernel', os.getpid(), os.getcwd())")
+    wait_output(page, cell["i"], "kernel ")
+    found = re.search(r"kernel (\d+) (\S+)", output_text(page, cell["i"]))
+    return int(found[1]), found[2]
+
+
+def test_each_tab_has_a_kernel_of_its_own_and_leaving_one_leaves_the_other_running(browser, site, jupyter_server):
+    # A Jupyter server gives a new session the kernel of a session at the same path: two tabs
+    # (or a reload, while the old page's kernel is still shutting down) would share one.
+    # (A context of its own: the request a leaving page sends does not outlive the page
+    # when the test's off-site guard intercepts it; this page makes no request off 127.0.0.1.)
+    docname = PAGES[0]
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        tabs = [context.new_page(), context.new_page()]
+        kernels = []
+        for tab in tabs:
+            tab.goto(page_url(site, docname))
+            start_live_code(tab)
+            kernels.append(kernel_of(tab, first_editable(tab.evaluate(FIND_CELLS))))
+        (first_pid, first_cwd), (second_pid, second_cwd) = kernels
+        assert first_pid != second_pid, "two tabs of one page share a kernel"
+        assert first_cwd == second_cwd and Path(first_cwd).name == Path(docname).parent.name, kernels
+
+        tabs[0].goto("about:blank")   # leaving the page shuts its kernel down
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{first_pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not Path(f"/proc/{first_pid}").exists(), "the left tab's kernel is still running"
+        assert kernel_of(tabs[1], first_editable(tabs[1].evaluate(FIND_CELLS)))[0] == second_pid
+    finally:
+        context.close()

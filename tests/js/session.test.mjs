@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 
 import { SERVER_CONFIG, fakeHub, livePage, until } from "./fakes.mjs";
+import { sessionPath } from "../../src/rec11_book/static/livecode/session.js";
 
 const ada = () => fakeHub({ tokens: { good: "ada" } });
 
@@ -182,6 +183,12 @@ test("a server stopped mid-session: the page says so; 'Start it again' starts it
   assert.ok(hub.servers.ada && hub.servers.ada.ready, "the server was started again");
   assert.equal(page.thebe.sessions.length, 2, "a new kernel");
   assert.ok(page.thebe.sessions[0].disposed, "the old session let go");
+  // each kernel's session has a path of its own, in the notebook's folder: a server
+  // hands a new session the kernel of one at the same path, dying or not
+  const paths = page.thebe.sessions.map((s) => s.kernelOptions.path);
+  for (const path of paths) assert.match(path, /^book\/page\.live-[0-9a-z]{6}\.ipynb$/);
+  assert.notEqual(paths[0], paths[1]);
+  assert.equal(page.thebe.sessions[1].kernelOptions.kernelName, "python3");
   assert.equal(page.thebe.replaced, 0, "same server URL and token: the same Thebe server");
   assert.equal(page.asked.length, 1, "the token kept for the session is used again");
 
@@ -331,4 +338,11 @@ test("leaving the page shuts its kernel down (keepalive), on a server", async ()
   await page.press();
   page.live.leave();
   assert.equal(hub.calls.at(-1), "DELETE http://hub.test/user/ada/api/sessions/session-1");
+});
+
+test("a session's path keeps the notebook's folder and ends in .ipynb", () => {
+  const fixed = () => 0.5;   // "0.i" in base 36
+  assert.equal(sessionPath("book/further/vae.ipynb", fixed), "book/further/vae.live-i00000.ipynb");
+  assert.equal(sessionPath("index.ipynb", fixed), "index.live-i00000.ipynb");
+  assert.equal(sessionPath("book/page", fixed), "book/page.live-i00000.ipynb");
 });

@@ -1,6 +1,7 @@
 """docs/architecture.md is the house: its floors import only downwards, its pipeline table is
 every handler the book's extensions register, in the order Sphinx runs them, and its
-table of who uses whom is the build's imports."""
+table of who uses whom is the build's imports. (Its table of the build's reliances on other
+packages' internals is generated and probed: tests/unit/test_compat.py.)"""
 
 import ast
 import importlib
@@ -95,13 +96,18 @@ def test_the_floors_import_only_downwards():
 
 
 def build_imports() -> dict[str, tuple[set[str], list[str]]]:
-    """{module: (the build modules it imports, the private names it imports from them)}."""
+    """{module: (the build modules it imports, the private names it imports from them)}. A
+    package (``compat``) is one module: its files' imports together, less its own."""
     found = {}
-    for path in sorted((ROOT / "src" / "rec11_book").glob("*.py")):
-        if path.stem != "__init__":
-            names = [n.split(".") for n in imports(path) if n.startswith("rec11_book.")]
-            found[path.stem] = ({parts[1] for parts in names},
-                                [".".join(parts) for parts in names if parts[-1].startswith("_")])
+    build = ROOT / "src" / "rec11_book"
+    files = [(p.stem, p) for p in sorted(build.glob("*.py")) if p.stem != "__init__"]
+    files += [(folder.name, p) for folder in sorted(build.iterdir()) if (folder / "__init__.py").is_file()
+              for p in sorted(folder.glob("*.py"))]
+    for module, path in files:
+        names = [n.split(".") for n in imports(path) if n.startswith("rec11_book.")]
+        deps, private = found.setdefault(module, (set(), []))
+        deps |= {parts[1] for parts in names} - {module}
+        private += [".".join(parts) for parts in names if parts[-1].startswith("_")]
     return found
 
 
@@ -138,95 +144,3 @@ def test_extensions_import_no_other_extension():
     shared = set(actual) - extensions - COMMANDS
     upward = {m: sorted(deps - shared) for m in shared for deps in [actual[m][0]] if deps - shared}
     assert not upward, f"shared modules importing an extension or a command: {upward}"
-
-
-def _package_text(package: str, suffixes=(".py",)) -> str:
-    """The source of an installed package (its files with these suffixes), to look for a hook in."""
-    import importlib.util
-
-    folder = Path(importlib.util.find_spec(package).origin).parent
-    return "\n".join(f.read_text(errors="replace") for f in sorted(folder.rglob("*")) if f.suffix in suffixes)
-
-
-def _has(package: str, *needles: str, suffixes=(".py",)):
-    def probe():
-        text = _package_text(package, suffixes)
-        return [n for n in needles if n not in text]
-    return probe
-
-
-def _attributes(*dotted: str):
-    def probe():
-        import importlib
-
-        missing = []
-        for name in dotted:
-            module, _, attribute = name.rpartition(".")
-            if not hasattr(importlib.import_module(module), attribute):
-                missing.append(name)
-        return missing
-    return probe
-
-
-def _watcher():
-    import inspect
-
-    from sphinx_autobuild.server import RebuildServer
-
-    source = inspect.getsource(RebuildServer)
-    missing = [] if inspect.iscoroutinefunction(getattr(RebuildServer, "watch", None)) else ["async watch()"]
-    return missing + [n for n in ("self.paths", "self.ignore") if n not in source]
-
-
-def _toc_glob():
-    import glob
-
-    from sphinx_external_toc import events
-
-    return [] if getattr(events, "glob", None) is glob else ["sphinx_external_toc.events.glob"]
-
-
-# What each row of the table relies on, looked for in the installed package: a list of what is missing.
-RELIANCES = {
-    "quickstart.prune_toc_walk": _toc_glob,
-    "quickstart.block_slow_imports": _has("jsonschema", "rfc3987_syntax"),
-    "preview.Watcher": _watcher,
-    "executions.after_build": lambda: (_attributes("myst_nb.sphinx_.NbMetadataCollector")()
-                                       + _has("myst_nb", "def get_exec_data", "execution_cache_path")()),
-    "executions.cache_records": _has("jupyter_cache", "def list_cache_records", "pk = Column",
-                                       "uri = Column", "data = Column"),
-    "pages.glued_values": _has("myst_nb", ".glue.json"),
-    "reading.count": _has("myst_nb", "cell_code_source", "mime_bundle", "hide_mode"),
-    "reading.record, plainmd.paste_glue": _attributes("myst_nb.core.render.get_mime_priority",
-                                                      "myst_nb.core.variables.format_plain_text"),
-    "slides, handout": _has("myst_nb", "cell_input", "cell_output", "tag_", suffixes=(".py", ".css")),
-    "handout, slides": _has("pydata_sphinx_theme", "bd-article", suffixes=(".html",)),
-    "trim": _has("pydata_sphinx_theme", "So that users can add custom icons", "theme.css",
-                 suffixes=(".html",)),
-    "pages.build_failed": _has("sphinx", "self.app._warncount += 1", "self.keep_going = warningiserror and keep_going"),
-    "messages.sphinx_warning_handlers": lambda: (_attributes("sphinx.util.logging.NAMESPACE",
-                                                             "sphinx.util.logging.WarningStreamHandler")()
-                                                 + _has("sphinx", "warning_handler = WarningStreamHandler(")()),
-    "messages.known_directives": _attributes("docutils.parsers.rst.directives._directive_registry",
-                                             "docutils.parsers.rst.directives._directives"),
-    "messages.rewrite": _has("myst_nb", "found in glue data for this document."),
-    "messages.UNKNOWN_DIRECTIVE": _has("myst_parser", "Unknown directive type: {name!r}"),
-    "quickstart.reraised": _has("jupyter_book", "Look above for the cause."),
-    "build.readable, build.failed_cells": _has("myst_nb", "Executing notebook failed"),
-}
-
-
-def test_every_reliance_on_another_package_holds_for_the_installed_version():
-    from importlib.metadata import version
-
-    table = (ROOT / "docs" / "architecture.md").read_text()
-    section = table.split("## Where the build leans on another package's internals")[1].split("\n## ")[0]
-    rows = re.findall(r"^\| ([\w., ]+) \| (.+?) \| ([\w-]+) \| ([\w.]+) \|$", section, re.M)
-    assert {code for code, *_ in rows} == set(RELIANCES), "docs/architecture.md's table and RELIANCES list other rows"
-    for code, relies, package, checked in rows:
-        installed = version(package)
-        assert installed == checked, (
-            f"docs/architecture.md: {code} relies on {package} {checked} ({relies}), and {installed} is"
-            f" installed: check that it still holds, then write {installed} in the table")
-        missing = RELIANCES[code]()
-        assert not missing, f"docs/architecture.md: {code} relies on {relies}; {package} {installed} lacks {missing}"

@@ -119,8 +119,8 @@ def test_a_pdf_cut_anywhere_is_caught(tmp_path):
     data = whole.read_bytes()
     entries = [handout.Entry(f"e{n}", None, False, f"Entry {n}") for n in range(1, 7)]
     numbers = list(range(1, 7))
-    assert handout.wrong_print(whole, entries, numbers) == []
+    assert handout.checked_print(whole, entries, numbers)[1] == []
     cut = tmp_path / "cut.pdf"
     for size in sorted({len(data) * k // 60 for k in range(1, 60)} | {len(data) - 7}):
         cut.write_bytes(data[:size])
-        assert handout.wrong_print(cut, entries, numbers), f"a PDF cut at byte {size} of {len(data)} passed"
+        assert handout.checked_print(cut, entries, numbers)[1], f"a PDF cut at byte {size} of {len(data)} passed"

@@ -16,6 +16,7 @@
  *   state.js       the states and the one table of moves between them
  *   status.js      page: the status line under the title and its buttons
  *   start.js       page: the browser's fetch, timers, storage and Thebe
+ *   thebe-compat.js  Thebe's globals, the one module that touches them
  *   session.js     from the click to a ready kernel, and every way on
  *   server.js      where the kernel comes from: Binder, a server, a hub
  *   connection.js  a new kernel's websocket, checked within seconds

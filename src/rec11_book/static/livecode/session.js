@@ -32,6 +32,17 @@ const OTHER_WEIGHTS = "Your kernel trains its own copy of this page's " +
 
 const ABOVE_AGAIN = "cells above the one you run will run again first.";
 
+// A Jupyter server gives a new session the kernel of any session it holds
+// at the same path. A page reloaded (or open in two tabs) would then share
+// one kernel, and get a dying one while the reload's "leave" still shuts
+// it down. So each kernel asks for a path of its own, in the notebook's
+// folder (the kernel's working folder): book/page.ipynb becomes
+// book/page.live-k3j9x2.ipynb.
+export function sessionPath(notebook, random = Math.random) {
+  const tag = random().toString(36).slice(2, 8).padEnd(6, "0");
+  return notebook.replace(/(\.ipynb)?$/, `.live-${tag}.ipynb`);
+}
+
 export function createLiveCode(env) {
   const { machine, config, ui, thebe } = env;
   const timing = { ...TIMING, ...env.timing };
@@ -142,7 +153,7 @@ export function createLiveCode(env) {
     const attempt = ++live.attempt;
     sayStarting();
     const session = await thebe.server().startNewSession(
-      live.notebook.rendermime, config.kernel);
+      live.notebook.rendermime, { ...config.kernel, path: sessionPath(config.kernel.path) });
     await checkConnection(session, env, { hub: isHub(config) });
     state.timings.kernel = env.now();
     if (live.session) live.session.dispose();

@@ -1,13 +1,15 @@
 /* The browser's side of Live Code: the page's settings, the pinned Thebe
  * the site serves (_static/thebe, its version locked in
  * package-lock.json), and the browser's fetch, timers and storage, handed
- * to session.js. main.js loads this module when Live Code is pressed.
+ * to session.js (Thebe's globals through thebe-compat.js). main.js loads
+ * this module when Live Code is pressed.
  */
 
 import { CONFIG_ID } from "./config.js";
 import { say } from "./status.js";
 import { installEdits, labelEditors, markCells } from "./cells.js";
 import { createLiveCode } from "./session.js";
+import { replaceServer, setSession, thebeGlobals } from "./thebe-compat.js";
 
 function load(doc, tag, attributes) {
   return new Promise((resolve, reject) => {
@@ -19,36 +21,25 @@ function load(doc, tag, attributes) {
   });
 }
 
-// Thebe 0.9.3 as session.js uses it: window.thebe (bootstrap, the server,
-// busy marks on run buttons, events) and window.thebeCore.api (a new
-// server connection when the reader's server has moved).
+// Thebe as session.js uses it: its globals, through thebe-compat.js.
 function thebeOf(doc, config) {
+  const thebe = thebeGlobals(window);
   return {
     load() {
       // loaded already when Live Code starts again after a failure
-      if (window.thebe && window.thebe.bootstrap) return Promise.resolve();
+      if (thebe.loaded()) return Promise.resolve();
       return Promise.all([
         load(doc, "link", { rel: "stylesheet", href: config.thebeCss }),
         load(doc, "script", { src: config.thebeJs }),
       ]);
     },
-    bootstrap: (options) => window.thebe.bootstrap(options),
-    server: () => window.thebe.server,
-    replaceServer(options) {
-      const api = window.thebeCore.api;
-      const old = window.thebe.server;
-      window.thebe.server = api.connectToJupyter(
-        api.makeConfiguration(options, window.thebe.events));
-      try {
-        old.dispose();
-      } catch (e) { /* gone already */ }
-    },
-    onStatus: (fn) => window.thebe.on("status", fn),
-    setSession(session) {
-      window.thebe.session = session;
-    },
-    busy: (id) => window.thebe.setButtonsBusy(id),
-    idle: (id) => window.thebe.clearButtonsBusy(id),
+    bootstrap: thebe.bootstrap,
+    server: thebe.server,
+    replaceServer: (options) => replaceServer(window, options),
+    onStatus: thebe.onStatus,
+    setSession: (session) => setSession(window, session),
+    busy: thebe.busy,
+    idle: thebe.idle,
   };
 }
 
