@@ -14,22 +14,17 @@ not change. Pages whose dependencies did not change keep their cache.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from rec11 import notes, seeds
+from rec11 import seeds
 from rec11.sources import code_hash
-from rec11_book.pagefacts import facts
+from rec11_book.pagefacts import facts, notes_hash
 from rec11_book.pages import FINGERPRINT_MARK, failed_pages, keep_per_page, package_dir
 
 logger = logging.getLogger(__name__)
-
-_USES_NOTES = re.compile(r"\bnotes\.collect\(|\bcollect_notes\(")
-
 
 PACKAGE_SRC = "src/rec11"  # the default of rec11_package_src: the course package's sources, in the book
 
@@ -42,16 +37,15 @@ def fingerprint(app: Sphinx, text: str) -> str:
 def stamp(srcdir: Path, package: Path | None, text: str) -> str:
     """:func:`fingerprint` outside Sphinx: the book's folder, and the course package's sources
     there (None: the installed package)."""
-    page = facts(text)
-    code, modules = page.code, page.modules
+    modules = facts(text).modules
     parts = []
     if modules:
         parts.append("code:" + code_hash(modules, package))
         # another seed shift or thread count is another retraining: its pages must run again
         parts.append(f"run:seed={seeds.shift()},threads={seeds.training_threads()}")
-    if _USES_NOTES.search(code):
-        plan = [(n.page, n.slide, n.minutes, n.block) for n in notes.collect(Path(srcdir))]
-        parts.append("notes:" + hashlib.sha256(repr(plan).encode()).hexdigest()[:16])
+    plan = notes_hash(Path(srcdir), text)
+    if plan:
+        parts.append("notes:" + plan)
     return " ".join(parts)
 
 

@@ -24,7 +24,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from rec11.notes import budget, compare, validate
+from rec11.notes import blocks, budget, compare, validate
 from rec11_book.pagefacts import notes
 from rec11_book.pages import build_failed, for_instructors, keep_per_page
 
@@ -45,7 +45,7 @@ class InstructorNote(SphinxDirective):
     def run(self):
         where = f"{self.env.doc2path(self.env.docname)}:{self.lineno}"
         try:
-            slide, minutes, _ = validate(self.options, where)
+            slide, minutes, _ = validate(self.options, where, blocks(self.config.myst_substitutions))
         except ValueError as err:
             raise self.error(str(err)) from None
         if slide not in {note.slide for note in self.env.rec11_notes.get(self.env.docname, ())}:

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rec11.notes import Note, notes_in
+from rec11.notes import Note, collect, notes_in
 from rec11.sources import imported_modules, module_closure
 from rec11_book.pages import package_dir, parse_cells
 
@@ -151,3 +153,16 @@ def live_code_gaps(text: str) -> list[tuple[int, list[str]]]:
             gaps.append((line, missing))
         present |= bound
     return gaps
+
+
+# a page whose code draws the session plan reads every page's instructor notes
+_USES_NOTES = re.compile(r"\bnotes\.collect\(|\bcollect_notes\(")
+
+
+def notes_hash(srcdir: Path, text: str) -> str | None:
+    """For a page whose code draws the session plan, a hash of the whole book's instructor
+    notes (slide, minutes, block of each); None for any other page."""
+    if not _USES_NOTES.search(facts(text).code):
+        return None
+    plan = [(n.page, n.slide, n.minutes, n.block) for n in collect(srcdir)]
+    return hashlib.sha256(repr(plan).encode()).hexdigest()[:16]

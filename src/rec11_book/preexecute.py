@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from rec11.chapter import toc_pages
+from rec11_book import why
 from rec11_book.compat.jupyter_cache import execute_notebook
 from rec11_book.compat.myst_nb import default_cache_folder
 from rec11_book.compat.myst_nb import page_notebook as read_page_notebook
@@ -100,7 +101,8 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
         return {"ran": [], "failed": [], "cached": []}
     timeout = execute.get("timeout", 30)
     md_config = parser_config(config)
-    cache = get_cache(str(cache_path(root, out, config)))
+    folder = cache_path(root, out, config)
+    cache = get_cache(str(folder))
     pages = [root / f"{name}.md" for name in toc_pages(root)]
     todo, cached = [], []
     for page in pages:
@@ -114,9 +116,18 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
             todo.append((page, nb))
     # the longest first, so that the last page to finish is a short one
     todo.sort(key=lambda item: -len(item[0].read_text()))
+    # what each page to run reads now, and why it runs: what differs from its last run
+    package = root / package_src(config)
+    last_run = why.load(folder)
+    inputs, reasons = {}, {}
+    for page, _ in todo:
+        name = page.relative_to(root).as_posix()
+        inputs[name] = why.page_inputs(root, page, package if package.is_dir() else None)
+        reasons[name] = why.reasons(last_run.get(name), inputs[name])
 
     def execute_one(page: Path, nb):
-        log(f"{page}: executing, side by side before the build")
+        because = "; ".join(reasons[page.relative_to(root).as_posix()])
+        log(f"{page}: executing ({because}), side by side before the build")
         return execute_notebook(nb, cwd=str(page.parent), timeout=timeout)
 
     ran, failed = [], []
@@ -135,8 +146,10 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
             cache.cache_notebook_bundle(CacheBundleIn(nb, str(page), data={"execution_seconds": result.time}),
                                         check_validity=False, overwrite=True)
             ran.append(name)
+            last_run[name] = inputs[name]
             log(f"{page}: Executed notebook in {result.time:.2f} seconds")
     if todo:
+        why.save(folder, last_run, reasons)
         log(f"rec11: {len(ran)} page(s) ran {jobs} at a time in {time.perf_counter() - start:.1f} s,"
             f" {len(cached)} already cached")
     return {"ran": sorted(ran), "failed": sorted(failed),

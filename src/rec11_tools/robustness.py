@@ -69,9 +69,12 @@ class Variant:
     def label(self) -> str:
         return f"seed {self.seed}, {self.threads} training thread{'s' * (self.threads > 1)}, {self.kernels} kernels"
 
-    def environment(self, cache: Path, shared_cores: bool = False) -> dict:
+    def environment(self, cache: Path, shared_cores: bool = False, root: Path | None = None) -> dict:
         env = {**os.environ, "REC11_SEED": str(self.seed), "REC11_TRAIN_THREADS": str(self.threads),
                "REC11_CACHE_DIR": str(cache)}
+        if root is not None:  # the book's own packages, whatever checkout this Python has installed
+            env["PYTHONPATH"] = os.pathsep.join([str((root / "src").resolve()),
+                                                 *filter(None, [os.environ.get("PYTHONPATH")])])
         if shared_cores:  # threads that wait sleep instead of spinning; the arithmetic is the same
             env["OMP_WAIT_POLICY"] = "PASSIVE"
         for key, value in KERNELS[self.kernels].items():
@@ -140,8 +143,9 @@ def page_fingerprint(root: Path, page: str) -> str:
     from rec11_book.pages import code_cells
 
     text = (root / page).read_text()
+    package = root / "src" / "rec11"  # the book's own package, not whichever this Python imports
     h = hashlib.sha256("\0".join(code_cells(text)).encode())
-    h.update(code_hash(sorted(page_modules(text))).encode())
+    h.update(code_hash(sorted(page_modules(text)), package if package.is_dir() else None).encode())
     return h.hexdigest()[:16]
 
 
@@ -166,6 +170,18 @@ def migrate(results: dict[str, dict], root: Path, pages: list[str], fingerprints
                 run["fingerprint"] = fingerprints[page]
 
 
+def check_package(root: Path, env: dict) -> None:
+    """Stop unless the pages' kernels would import the book's own ``rec11``: a record is
+    labelled with the code under ``root``, so that is the code that must run."""
+    found = subprocess.run([sys.executable, "-c", "import rec11, rec11_tools; print(rec11.__file__); "
+                            "print(rec11_tools.__file__)"], cwd=root / "book", env=env, capture_output=True,
+                           text=True, check=False).stdout.split()
+    src = (root / "src").resolve()
+    if len(found) != 2 or not all(Path(f).resolve().is_relative_to(src) for f in found):
+        raise SystemExit(f"rec11_tools.robustness: the pages would import {found or 'no rec11'}, not the "
+                         f"packages in {src}. Fix: run from that book's checkout, with its packages installed")
+
+
 def run_variant(variant: Variant, work: Path, pages: list[str], root: Path, shared_cores: bool = False,
                 code: str = "unknown", all_pages: bool = True) -> dict:
     """Retrain into an empty cache and run the pages; saves and returns the claims' JSON."""
@@ -173,11 +189,12 @@ def run_variant(variant: Variant, work: Path, pages: list[str], root: Path, shar
     cache = work / f"{variant.name}-models"
     shutil.rmtree(cache, ignore_errors=True)
     fingerprints = {page: page_fingerprint(root, page) for page in pages}
+    env = variant.environment(cache, shared_cores, root)
+    check_package(root, env)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "rec11_tools.claims", "--json", str(out),
                            *[str(root / p) for p in pages]],
-                          cwd=root, env=variant.environment(cache, shared_cores), capture_output=True, text=True,
-                          check=False)
+                          cwd=root, env=env, capture_output=True, text=True, check=False)
     (work / f"{variant.name}.log").write_text(proc.stdout + proc.stderr)
     shutil.rmtree(cache, ignore_errors=True)
     if not out.is_file():

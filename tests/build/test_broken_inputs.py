@@ -167,6 +167,23 @@ def test_a_malformed_instructor_note_names_the_page_and_line(mini_book):
     failed_with(mini_book.build(), f"index.md:{line}", ":minutes: must be a number")
 
 
+
+def test_the_sessions_blocks_come_from_the_course_facts_and_a_block_typo_names_the_nearest(mini_book):
+    """Another recitation's blocks are other budget_<block> lines in _config.yml: a note's
+    :block: is checked against them, and a typo fails at the note's line with the nearest."""
+    config = mini_book.path / "_config.yml"
+    text = config.read_text()
+    budget = re.search(r"^ *budget_attention:.*?(?=^ *budget_slack:)", text, re.M | re.S)[0]
+    config.write_text(text.replace(budget, "    budget_intro: 30\n    budget_practice: 50\n"))
+    page = mini_book.page("index", "# Home\n\n:::{instructor-note}\n:slide: A\n:minutes: 30\n:block: intro\n\n"
+                                   "Say it.\n:::\n\n:::{instructor-note}\n:slide: B\n:minutes: 50\n"
+                                   ":block: practise\n\nSay it.\n:::\n")
+    mini_book.toc("index")
+    line = page.read_text().splitlines().index(":slide: B")
+    failed_with(mini_book.build(), f"index.md:{line}", "the session's blocks, intro, practice",
+                "Fix: write :block: practice")
+
+
 GLUED_FIGURE = """
 # Figures
 

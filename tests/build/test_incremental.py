@@ -17,6 +17,7 @@ Sphinx does, not a new Python. The pages' cells still run in kernels of their ow
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from build_support import Build, build, text
@@ -203,3 +204,42 @@ def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_fact
     assert "The edited point." in "".join(c.source for c in nb.cells), "the download kept the old words"
     assert "The home point." in text(deck), "the deck lost the page the rebuild did not read"
     assert "The edited point." in text(deck) and "The close point." not in text(deck)
+
+
+# ------------------------------------------------------------------ why a page runs again
+
+
+def test_each_page_run_before_the_build_says_why(mini_book):
+    """rec11_book.preexecute names what differs from each page's last run, in its log and
+    in a record beside the execution cache."""
+    import json
+
+    from rec11_book import preexecute, why
+
+    for name, code in PACKAGE_PAGES.items():
+        mini_book.page(name, f"# {name}\n\nSome prose.\n\n```{{code-cell}} ipython3\n{code}\n```\n")
+    mini_book.toc(*PACKAGE_PAGES)
+
+    def run() -> dict[str, str]:
+        lines = []
+        result = preexecute.run(mini_book.path, mini_book.path, jobs=2, log=lines.append)
+        assert not result["failed"], lines
+        return {line.split(": executing (")[0]: line.split(": executing (")[1].rsplit(")", 1)[0]
+                for line in lines if ": executing (" in line}
+
+    assert set(run().values()) == {"no earlier run of it in this cache"}
+    assert run() == {}, "nothing changed: nothing runs"
+
+    plain = mini_book.path / "book" / "plain.md"
+    plain.write_text(plain.read_text().replace("Some prose.", "Some prose,\nnow longer.").replace("6 * 7", "7 * 6"))
+    line = plain.read_text().splitlines().index("print(7 * 6)") + 1
+    assert run() == {str(plain): f"the cell at line {line} changed"}
+
+    with (mini_book.path / "src" / "rec11" / "seeds.py").open("a") as f:
+        f.write("\nDEFAULT = 1\n")
+    because = {Path(page).stem: reason for page, reason in run().items()}
+    assert because == {"uses_seeds": "src/rec11/seeds.py changed", "uses_style": "src/rec11/seeds.py changed"}
+    cache = preexecute.cache_path(mini_book.path, mini_book.path, preexecute.book_config(mini_book.path))
+    record = json.loads((cache / why.WHY).read_text())
+    assert record == {"book/uses_seeds.md": ["src/rec11/seeds.py changed"],
+                      "book/uses_style.md": ["src/rec11/seeds.py changed"]}

@@ -23,13 +23,32 @@ def test_notes_are_found_with_their_line():
     assert [(n.slide, n.minutes, n.block, n.line) for n in found] == [("A", 5, "attention", 3), ("B", 2.5, "close", 11)]
 
 
+BLOCKS = ("attention", "generation", "generative", "close")
+
+
 @pytest.mark.parametrize("minutes, block, message", [
     ("five", "attention", ":minutes: must be a number"),
-    ("5", "lunch", ":block: must be one of"),
+    ("5", "lunch", ":block: must be one of the session's blocks, attention, generation, generative, close"),
 ])
 def test_bad_notes_name_the_file_and_line(minutes, block, message):
     with pytest.raises(ValueError, match=rf"book/page\.md:3: instructor-note {message}"):
-        notes.notes_in("# Page\n\n" + NOTE.format(slide="A", minutes=minutes, block=block), "book/page")
+        notes.notes_in("# Page\n\n" + NOTE.format(slide="A", minutes=minutes, block=block), "book/page", BLOCKS)
+
+
+@pytest.mark.parametrize("typed, fix", [("atention", "write :block: attention"), ("closing", "write :block: close"),
+                                        ("lunch", "write one of them, or add budget_lunch to the course facts")])
+def test_a_block_typo_gets_the_nearest_block_as_its_fix(typed, fix):
+    with pytest.raises(ValueError, match=f"got '{typed}'. Fix: {fix}$"):
+        notes.notes_in(NOTE.format(slide="A", minutes=5, block=typed), "book/page", BLOCKS)
+
+
+def test_the_blocks_are_the_course_facts_budgets_in_order():
+    facts = {"session_minutes": 50, "budget_intro": 10, "budget_slack": 3, "budget_practice": 35, "budget_wrap": 5}
+    assert notes.blocks(facts) == ("intro", "practice", "wrap")
+    assert notes.budget(facts) == {"intro": 10, "practice": 35, "wrap": 5, "session": 50}
+    found = notes.notes_in(NOTE.format(slide="A", minutes=12, block="practice"), "book/page", notes.blocks(facts))
+    assert notes.compare(found, notes.budget(facts)) == {"intro": (0, 10), "practice": (12, 35), "wrap": (0, 5),
+                                                         "session": (12, 50)}
 
 
 def test_a_note_without_minutes_is_an_error():
@@ -58,7 +77,8 @@ def test_the_book_has_every_seed_note_once_in_slide_order(root):
     # The seed's own arithmetic, shown on the session-plan page rather than adjusted: the notes
     # against the session's length, as the build checks them, not against the blocks' sum
     assert compared["session"] == (78, 80) and facts["session_minutes"] == 80
-    assert sum(stated[b] for b in notes.BLOCKS) == 83 and "total" not in compared
+    assert notes.blocks(facts) == ("attention", "generation", "generative", "close")
+    assert sum(stated[b] for b in notes.blocks(facts)) == 83 and "total" not in compared
     assert compared["attention"] == (42, 42) and compared["generation"] == (10, 10)
 
 

@@ -264,3 +264,18 @@ def test_a_chance_is_never_rounded_up_to_certainty():
     assert percent(0.99996) == "> 99.99 %"
     assert percent(0.9988) == "99.88 %"
     assert percent(1.0) == "100.00 %"
+
+
+def test_a_retraining_runs_the_books_own_packages_or_stops(root, tmp_path):
+    """A record is labelled with the code under the book's root, so its pages must import that
+    code, not whichever checkout this Python has installed."""
+    variant = robustness.Variant(seed=5, threads=1, kernels="default")
+    env = variant.environment(tmp_path / "models", root=root)
+    assert env["PYTHONPATH"].split(":")[0] == str((root / "src").resolve())
+    robustness.check_package(root, env)  # this checkout: its own packages
+
+    other = tmp_path / "other-book"
+    (other / "book").mkdir(parents=True)
+    (other / "src").mkdir()  # a book whose packages are not where this Python finds rec11
+    with pytest.raises(SystemExit, match=r"the pages would import .*, not the packages in .*other-book/src"):
+        robustness.check_package(other, variant.environment(tmp_path / "models", root=other))

@@ -1,0 +1,96 @@
+"""Why a page runs again (rec11_book.why): each input that differs from the page's last run
+is named, at the page line or the file it lives in, and nothing that did not change is."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rec11_book import why
+
+
+def cell(code: str) -> str:
+    return f"```{{code-cell}} ipython3\n{code}\n```\n"
+
+
+def inputs(book, text: str) -> dict:
+    page = book.page("p", text)
+    return why.page_inputs(book.path, page, book.path / "src" / "rec11")
+
+
+def line_of(text: str, code: str) -> int:
+    """The line (counted from the page's header, as the book writes it) where ``code`` starts."""
+    from tests.conftest import JUPYTEXT_HEADER
+
+    full = JUPYTEXT_HEADER + "\n" + text
+    return full[:full.index(code)].count("\n") + 1
+
+
+def test_a_page_never_run_here_says_so(mini_book):
+    assert why.reasons(None, inputs(mini_book, cell("x = 1"))) == ["no earlier run of it in this cache"]
+
+
+def test_an_edited_cell_is_named_by_its_line_now_and_moved_cells_are_not(mini_book):
+    before = inputs(mini_book, "# T\n\n" + cell("a = 1") + "\n" + cell("b = 2") + "\n" + cell("c = 3"))
+    text = "# T\n\nNew prose\nover two lines.\n\n" + cell("a = 1") + "\n" + cell("b = 20") + "\n" + cell("c = 3")
+    assert why.reasons(before, inputs(mini_book, text)) == [f"the cell at line {line_of(text, 'b = 20')} changed"]
+
+
+def test_added_and_removed_cells(mini_book):
+    before = inputs(mini_book, cell("a = 1") + "\n" + cell("b = 2"))
+    text = cell("a = 1") + "\n" + cell("new = 0") + "\n" + cell("b = 2")
+    assert why.reasons(before, inputs(mini_book, text)) == [f"a new cell at line {line_of(text, 'new = 0')}"]
+    assert why.reasons(before, inputs(mini_book, cell("b = 2"))) == ["1 cell removed"]
+
+
+def test_prose_alone_changes_no_input(mini_book):
+    before = inputs(mini_book, "Prose.\n\n" + cell("a = 1"))
+    after = inputs(mini_book, "Other prose, longer,\nand on two lines.\n\n" + cell("a = 1"))
+    assert after["cells"] != before["cells"]  # the cell moved
+    assert why.reasons(before, after) == ["its outputs were not in the execution cache"]
+
+
+def test_a_package_edit_is_named_by_its_file_and_a_docstring_edit_is_not(mini_book):
+    text = cell("from rec11.seeds import shifted\nshifted(1)")
+    before = inputs(mini_book, text)
+    assert "rec11.seeds" in before["modules"]
+    seeds = mini_book.path / "src" / "rec11" / "seeds.py"
+    seeds.write_text(seeds.read_text().replace('"""The knobs', '"""Knobs', 1))
+    assert why.reasons(before, inputs(mini_book, text)) == ["its outputs were not in the execution cache"]
+    seeds.write_text(seeds.read_text() + "\nEDITED = True\n")
+    assert why.reasons(before, inputs(mini_book, text)) == ["src/rec11/seeds.py changed"]
+
+
+def test_another_seed_shift_or_thread_count(mini_book, monkeypatch):
+    text = cell("from rec11.seeds import shifted\nshifted(1)")
+    monkeypatch.setenv("REC11_SEED", "0")
+    before = inputs(mini_book, text)
+    monkeypatch.setenv("REC11_SEED", "7")
+    assert why.reasons(before, inputs(mini_book, text)) == ["another seed shift (0 → 7)"]
+
+
+def test_a_page_drawing_the_session_plan_reruns_when_any_note_changes(mini_book):
+    note = ":::{{instructor-note}}\n:slide: One\n:minutes: {m}\n:block: attention\n\nSay it.\n:::\n"
+    mini_book.page("talk", "# Talk\n\n" + note.format(m=5))
+    plan = cell("from rec11 import notes\nnotes.collect('.')")
+    mini_book.toc("p", "talk")
+    before = inputs(mini_book, plan)
+    mini_book.page("talk", "# Talk\n\n" + note.format(m=6))
+    assert why.reasons(before, inputs(mini_book, plan)) == ["the instructor notes changed"]
+
+
+codes = st.lists(st.from_regex(r"x = [0-9]{1,6}", fullmatch=True), min_size=1, max_size=8, unique=True)
+
+
+@given(codes, st.data())
+def test_any_one_edited_cell_is_the_one_named(cells, data):
+    """For any page of distinct cells, editing any one names that cell's line and nothing else."""
+    i = data.draw(st.integers(0, len(cells) - 1))
+    edited = [*cells]
+    edited[i] = cells[i] + "  # edited"
+    # (line, hash) as page_inputs records them: cell k on line 10 * k
+    before = [[10 * k, why._sha(c)] for k, c in enumerate(cells)]
+    after = [[10 * k, why._sha(c)] for k, c in enumerate(edited)]
+    record = {"modules": {}, "run": None, "notes": None}
+    assert why.reasons({**record, "cells": before}, {**record, "cells": after}) == \
+        [f"the cell at line {10 * i} changed"]
