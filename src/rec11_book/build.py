@@ -17,6 +17,7 @@ does not list) is named, so it can be added there.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 from rec11.chapter import load_substitutions
-from rec11.models import MODULES
+from rec11.models import MODULES, stamp
 from rec11_book import executions, preexecute
 from rec11_book.compat.myst_nb import cell_failure
 from rec11_book.compat.nbclient import cell_source_header
@@ -51,10 +52,17 @@ def model_modules(book: Path) -> list[str]:
     return [m for m in MODULES if m in imported]
 
 
+def models_ready(book: Path, modules: list[str]) -> bool:
+    """Whether every model of ``modules`` is in the book's model cache for this code, seed and
+    threads: ``rec11.models``'s stamp, read here without starting a Python or importing torch."""
+    with contextlib.chdir(book):  # the model cache is the book's (rec11.sources.cache_dir)
+        return stamp(modules).is_file()
+
+
 def train_models(book: Path) -> int:
     """Train the pages' models side by side (``python -m rec11.models``) before the pages run."""
     modules = model_modules(book)
-    if not modules:
+    if not modules or models_ready(book, modules):
         return 0
     env = {**os.environ, "REC11_QUIET_TRAINING": "1"}
     return subprocess.run([sys.executable, "-m", "rec11.models", "--modules", *modules], check=False, cwd=book,
