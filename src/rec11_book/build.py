@@ -17,7 +17,7 @@ does not list) is named, so it can be added there.
 from __future__ import annotations
 
 import argparse
-import base64
+import contextlib
 import json
 import os
 import re
@@ -27,13 +27,14 @@ import time
 from pathlib import Path
 
 from rec11.chapter import load_substitutions
-from rec11.models import MODULES
+from rec11.models import MODULES, stamp
 from rec11_book import executions, preexecute
 from rec11_book.compat.myst_nb import cell_failure
 from rec11_book.compat.nbclient import cell_source_header
 from rec11_book.compat.nbclient import failed_cells as failed_cells_in
 from rec11_book.compat.sphinx import logged_warnings
-from rec11_book.notebooks import QUIET_TRAINING, executed_notebooks
+from rec11_book.figures import FigureError, publish
+from rec11_book.notebooks import QUIET_TRAINING
 from rec11_book.pagefacts import page_modules
 from rec11_book.pages import FAILED_PAGES
 
@@ -51,10 +52,17 @@ def model_modules(book: Path) -> list[str]:
     return [m for m in MODULES if m in imported]
 
 
+def models_ready(book: Path, modules: list[str]) -> bool:
+    """Whether every model of ``modules`` is in the book's model cache for this code, seed and
+    threads: ``rec11.models``'s stamp, read here without starting a Python or importing torch."""
+    with contextlib.chdir(book):  # the model cache is the book's (rec11.sources.cache_dir)
+        return stamp(modules).is_file()
+
+
 def train_models(book: Path) -> int:
     """Train the pages' models side by side (``python -m rec11.models``) before the pages run."""
     modules = model_modules(book)
-    if not modules:
+    if not modules or models_ready(book, modules):
         return 0
     env = {**os.environ, "REC11_QUIET_TRAINING": "1"}
     return subprocess.run([sys.executable, "-m", "rec11.models", "--modules", *modules], check=False, cwd=book,
@@ -152,55 +160,6 @@ def failed_cells(log: str) -> list[str]:
                 line = text.count("\n", 0, at) + (int(in_cell[1]) if in_cell else 1)
         messages.append(f"{path}:{line}: a code cell raised {errors[-1] if errors else 'an error'}")
     return messages
-
-
-class FigureError(ValueError):
-    pass
-
-
-def _line_in_page(page: Path, source: str) -> str:
-    text = page.read_text() if page.is_file() else ""
-    at = text.find(source.strip()) if source.strip() else -1
-    return str(text.count("\n", 0, at) + 1) if at >= 0 else "?"
-
-
-def export_figures(build: Path, figures: Path, book: Path) -> list[Path]:
-    """Write each named figure of the executed notebooks to ``figures/NAME.{svg,png}``.
-
-    A figure needs ``mystnb: figure: name:`` for a stable file name, and an SVG
-    output (``rec11.style.setup_page()`` turns it on); without either it is an error
-    that names the page and line. Files of figures that no longer exist are removed,
-    so the folder always matches the book.
-    """
-    written, seen = [], {}
-    for relative, nb in executed_notebooks(build):
-        page = book / relative
-        for cell in nb.cells:
-            images = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
-            if cell["cell_type"] != "code" or not images:
-                continue
-            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            where = f"{page}:{_line_in_page(page, source)}"
-            name = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("name")
-            if not name:
-                raise FigureError(f"{where}: this code cell draws a figure without `mystnb: figure: name:`")
-            if name in seen:
-                raise FigureError(f"{where}: figure name {name!r} is already used at {seen[name]}")
-            data = images[-1]["data"]
-            if "image/svg+xml" not in data:
-                raise FigureError(f"{where}: figure {name!r} has no SVG output; call rec11.style.setup_page() first")
-            seen[name] = where
-            figures.mkdir(parents=True, exist_ok=True)
-            png, svg = figures / f"{name}.png", figures / f"{name}.svg"
-            png.write_bytes(base64.b64decode(data["image/png"]))
-            svg_text = data["image/svg+xml"]
-            svg.write_text("".join(svg_text) if isinstance(svg_text, list) else svg_text)
-            written += [png, svg]
-    keep = {p.name for p in written}
-    for old in figures.glob("*"):
-        if old.name not in keep and old.suffix in {".png", ".svg"}:
-            old.unlink()
-    return written
 
 
 def remove_stale_handouts(book: Path, html: Path) -> list[Path]:
@@ -302,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rec11: the build FAILED{more}: {first}", file=sys.stderr)  # the last line: where, and the fix
         return code
     try:
-        written = export_figures(out / "_build", args.figures or args.book / "figures", args.book)
+        written = publish(out / "_build", args.figures or args.book / "figures")
     except FigureError as err:
         failed.parent.mkdir(parents=True, exist_ok=True)
         failed.write_text("\n".join(sorted(pages_named([str(err)], args.book.resolve()))) + "\n")

@@ -35,8 +35,8 @@ whose sheet ``pdftotext`` finds (form feeds separate sheets); then with the numb
 filled in. The marks take no room, so nothing moves, and the second print is checked:
 each title must be on the sheet the contents give it.
 
-The Sphinx side (:func:`setup`) is the ``{handout}`` role, a link to the student PDF
-whose file name comes from the same course fact. It imports no model code.
+The pages link to the PDF with the ``{handout}`` role (``rec11_book.handoutlink``, the
+Sphinx side), whose file name comes from the same course fact. It imports no model code.
 """
 
 from __future__ import annotations
@@ -55,8 +55,6 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
 
 import yaml
-from docutils import nodes
-from sphinx.util.docutils import SphinxRole
 
 from rec11.chapter import load_substitutions, toc_chapters
 from rec11_book.compat.myst_nb import cell_selector
@@ -482,34 +480,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rec11: wrote {pdf} ({count} pages, {args.paper}, {pdf.stat().st_size / 1e6:.1f} MB, {seconds:.1f} s)")
     print(f"rec11: the handout took {time.perf_counter() - start:.1f} s")
     return 0
-
-
-# --- Sphinx: the {handout} role --------------------------------------------------------
-
-
-class HandoutLink(SphinxRole):
-    """``{handout}`text``` links to the student PDF, ``{handout-instructor}`text``` to the
-    instructor edition; both sit at the site's root."""
-
-    def __init__(self, instructor: bool = False):
-        self.instructor = instructor
-
-    def run(self):
-        name = self.config.myst_substitutions.get("handout")
-        if not name:
-            message = self.inliner.reporter.error(
-                "the {handout} role needs the course fact `handout` (parse.myst_substitutions in _config.yml)",
-                line=self.lineno)
-            return [self.inliner.problematic(self.rawtext, self.rawtext, message)], [message]
-        name = instructor_name(name) if self.instructor else name
-        uri = "../" * self.env.docname.count("/") + name
-        return [nodes.reference(self.rawtext, self.text, refuri=uri, classes=["rec11-handout-link"])], []
-
-
-def setup(app) -> dict:
-    app.add_role("handout", HandoutLink())
-    app.add_role("handout-instructor", HandoutLink(instructor=True))
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
 if __name__ == "__main__":

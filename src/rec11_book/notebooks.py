@@ -49,16 +49,20 @@ from typing import ClassVar
 
 import nbformat
 from docutils import nodes
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxRole
 
 from rec11.explore import MIME as EXPLORABLE
 from rec11_book import plainmd
 from rec11_book.compat.book_theme import add_launch_link, notebook_download, offers_notebook
 from rec11_book.compat.myst_nb import default_cache_folder, glue_file, kernels_inherit, output_folder_name
+from rec11_book.figures import figures_in, stage
 from rec11_book.pagefacts import uses_trained_models
-from rec11_book.pages import AGENDA_MARKDOWN
+from rec11_book.pages import AGENDA_MARKDOWN, build_failed
 from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
 from rec11_book.plainmd import has_answers
+
+logger = logging.getLogger(__name__)
 
 GLUE_RECORD = "application/papermill.record/"
 BUILD_METADATA = ("source_map", "jupytext")  # myst-nb's line map; the .md pairing
@@ -385,7 +389,8 @@ def write_downloads(app) -> list[Path]:
     packages = pins()
     written, problems, notebooks = [], [], {}
     executed = build / output_folder_name()
-    for relative, nb in executed_notebooks(build):
+    read = getattr(app, "rec11_executed", None)  # check_figures read them earlier in build-finished
+    for relative, nb in read if read is not None else executed_notebooks(build):
         docname = relative.with_suffix("").as_posix()
         target = html / notebook_download(docname)
         if not target.is_file():  # the theme offers no download for this page
@@ -413,6 +418,24 @@ def write_downloads(app) -> list[Path]:
         # dict.fromkeys: an answers download is converted twice, so its problems come twice
         raise DownloadError("the notebook downloads:\n" + "\n".join(dict.fromkeys(problems)))
     return written
+
+
+def check_figures(app, exception) -> None:
+    """Read the executed notebooks once (the downloads reuse them), check every figure they
+    draw, and stage the figures for ``figures/`` (``rec11_book.figures``). A figure problem is a
+    warning at the page's line, raised before the session plan is put back and the deck
+    written, so that both see a failed build."""
+    app.rec11_executed = None
+    if exception is not None or app.builder.format != "html":
+        return
+    build = Path(app.outdir).parent
+    app.rec11_executed = list(executed_notebooks(build))
+    found, problems = figures_in(app.rec11_executed, Path(app.srcdir))
+    for relative, line, message in problems:
+        docname = relative.with_suffix("").as_posix()
+        logger.warning(message, location=(docname, line) if line else docname, type="rec11", subtype="figures")
+    if not problems and not build_failed(app, exception):
+        stage(found, build)
 
 
 def on_build_finished(app, exception) -> None:
@@ -447,6 +470,8 @@ class SolutionsLink(SphinxRole):
 def setup(app) -> dict:
     kernels_inherit(QUIET_TRAINING, "1")
     app.add_role("solutions-notebook", SolutionsLink())
+    # before rec11_book.notes puts back the session plan of a failed build (300), and the deck
+    app.connect("build-finished", check_figures, priority=250)
     app.connect("build-finished", on_build_finished)
     app.connect("html-page-context", add_colab_link, priority=600)  # after the theme's launch menu
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -13,9 +13,9 @@ spent most of its 8-12 s getting started (profiled with cProfile and ``-X import
 2. **A walk through node_modules and .venv.** ``sphinx-external-toc`` (with
    ``only_build_toc_files``) globs ``**/*.md``, ``**/*.ipynb`` ... through the whole
    book folder, ``node_modules`` and ``.venv`` included (tens of thousands of entries,
-   about 0.9 s), to exclude every file the toc does not list. As a Sphinx extension,
-   this module makes that walk skip folders that ``exclude_patterns`` already
-   excludes: files in them are dropped either way, so the result is the same.
+   about 0.9 s), to exclude every file the toc does not list. The Sphinx extension
+   ``rec11_book.tocwalk`` makes that walk skip folders that ``exclude_patterns``
+   already excludes: files in them are dropped either way, so the result is the same.
 
 Neither imports torch or any model code.
 """
@@ -26,7 +26,6 @@ import sys
 
 from rec11_book.compat.jsonschema import block_optional_imports
 from rec11_book.compat.jupyter_book import reraised
-from rec11_book.compat.sphinx_external_toc import prune_walk
 
 
 def block_slow_imports() -> None:
@@ -52,16 +51,6 @@ def main(argv: list[str] | None = None) -> int:
         print("jupyter-book: the build stopped on the error above", file=sys.stderr)
         return 1
     return 0
-
-
-def prune_toc_walk(app, config) -> None:
-    """The toc's walk through the book skips the folders ``exclude_patterns`` excludes."""
-    prune_walk(app.srcdir, list(config.exclude_patterns))
-
-
-def setup(app) -> dict:
-    app.connect("config-inited", prune_toc_walk, priority=100)  # before sphinx-external-toc (900)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
 if __name__ == "__main__":

@@ -238,11 +238,11 @@ def profile_prose_build(book: Path, env: dict) -> dict:
                                  "build", str(book), "--path-output", str(book), "-W", "-n", "--keep-going"],
                                 check=False, capture_output=True, text=True, env=env, cwd=book)
         profiled = time.perf_counter() - start
-        from rec11_book.build import export_figures
+        from rec11_book.figures import publish
 
         start = time.perf_counter()
         with tempfile.TemporaryDirectory() as figures:
-            export_figures(book / "_build", Path(figures), book)
+            publish(book / "_build", Path(figures))
         export = time.perf_counter() - start
     finally:
         page.write_text(original)

@@ -134,7 +134,8 @@ def test_an_unnamed_figure_cannot_be_exported(mini_book):
         """)
     mini_book.toc("figs")
     line = page.read_text().splitlines().index("import matplotlib.pyplot as plt") + 1
-    failed_with(mini_book.build(), f"figs.md:{line}: this code cell draws a figure without `mystnb: figure: name:`")
+    failed_with(mini_book.build(), f"figs.md:{line}", "this code cell draws a figure without a name",
+                "Fix: give the cell `mystnb: figure: name:`")
 
 
 def budget_notes(attention: float) -> str:
@@ -443,3 +444,50 @@ def test_a_failed_build_leaves_the_deck_and_the_plan_as_they_were(mini_book):
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     assert b"notes add up to 81 minutes" in plan.read_bytes()
     assert b"40 min" in deck.read_bytes() and b"42 min" not in deck.read_bytes()
+
+
+NAMED_FIGURE = """
+```{{code-cell}} ipython3
+---
+mystnb:
+  figure:
+    name: {name}
+    caption: A line.
+  image:
+    alt: A straight line rising from the bottom left to the top right.
+---
+from rec11.style import setup_page
+import matplotlib.pyplot as plt
+setup_page()
+plt.plot([0, 1], [0, {slope}])
+plt.show()
+```
+"""
+
+
+def test_a_figure_problem_fails_before_the_deck_the_plan_or_figures_are_written(mini_book):
+    """Two cells with one figure name: the build fails at the second's line, and the deck,
+    the session plan and figures/ stay as the last good build left them."""
+    mini_book.page("index", "# Home\n\n" + budget_notes(attention=42) + NAMED_FIGURE.format(name="line", slope=1))
+    (mini_book.path / "book" / "plan.md").write_text(PLAN)
+    mini_book.toc("index", "plan")
+    html, figures = mini_book.path / "_build" / "html", mini_book.path / "figures"
+    kept = [html / "slides" / "index.html", html / "book" / "plan.html", figures / "line.svg", figures / "line.png"]
+    result = mini_book.build()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    before = [p.read_bytes() for p in kept]
+
+    page = mini_book.path / "book" / "index.md"
+    page.write_text(page.read_text().replace(":minutes: 42", ":minutes: 41")
+                    + NAMED_FIGURE.format(name="line", slope=2))
+    line = page.read_text().splitlines().index("plt.plot([0, 1], [0, 2])") - 2  # the cell's first line of code
+    failed_with(mini_book.build(), f"index.md:{line}", "figure name 'line' is already used at book/index.md:",
+                "Fix: give one of the two cells another name")
+    assert [p.read_bytes() for p in kept] == before, "a failed build rewrote the deck, the plan or a figure"
+
+    first, second = page.read_text().rsplit("name: line", 1)  # the second cell gets a name of its own
+    page.write_text(first + "name: steeper" + second)
+    result = mini_book.build()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert sorted(p.name for p in figures.iterdir()) == ["line.png", "line.svg", "steeper.png", "steeper.svg"]
+    assert b"41 min" in kept[0].read_bytes()

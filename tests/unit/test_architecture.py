@@ -127,8 +127,9 @@ def test_the_build_modules_import_what_the_map_says():
     assert not [m for m in listed if reaches(m, m)], "modules import each other in a circle"
 
 
-# What runs the build (a command, or a step of one): it may import extensions.
-COMMANDS = {"build", "preexecute", "preview"}
+# What runs the build or works on the built site (a command, or a step of one): it may import
+# extensions. None of them is an extension too.
+COMMANDS = {"build", "handout", "preexecute", "preview", "quickstart"}
 
 
 def test_extensions_import_no_other_extension():
@@ -137,6 +138,7 @@ def test_extensions_import_no_other_extension():
     loaded = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["extra_extensions"]
     extensions = {name.removeprefix("rec11_book.") for name in loaded if name.startswith("rec11_book.")}
     assert len(extensions) > 15, extensions
+    assert not extensions & COMMANDS, f"modules both an extension and a command: {extensions & COMMANDS}"
     actual = build_imports()
     crossing = {m: sorted(deps & extensions) for m, (deps, _) in actual.items()
                 if m in extensions and deps & extensions}

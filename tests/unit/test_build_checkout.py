@@ -61,3 +61,23 @@ def test_the_preview_says_what_to_use_where_it_cannot_fork(monkeypatch, capsys):
     assert preview.main(["--book", str(ROOT)]) == 2
     said = capsys.readouterr().err
     assert "cannot fork" in said and "make build" in said
+
+
+def test_models_already_trained_start_no_training_process(tmp_path, monkeypatch):
+    """The build asks rec11.models's stamp itself: with every model in the cache it starts no
+    Python (which would import torch to find nothing to do); without the stamp it does."""
+    from rec11 import models
+
+    (tmp_path / "_config.yml").write_text("title: t\n")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "p.md").write_text("```{code-cell} ipython3\nfrom rec11 import vae\n```\n")
+    monkeypatch.setenv("REC11_CACHE_DIR", str(tmp_path / "models"))
+    started = []
+    monkeypatch.setattr(build.subprocess, "run", lambda cmd, **kw: started.append(cmd) or type("P", (), {
+        "returncode": 0})())
+    assert build.train_models(tmp_path) == 0 and started and started[0][-1] == "rec11.vae"
+    started.clear()
+    stamp = models.stamp(["rec11.vae"])
+    stamp.parent.mkdir(parents=True)
+    stamp.touch()
+    assert build.train_models(tmp_path) == 0 and started == []
