@@ -654,6 +654,9 @@ def main(argv=None) -> int:
         fitted = fitted_pass_chance(claims, root)
         print(f"\nChance a fresh retraining passes these {len(claims)} claims (fitted tails):"
               f" {percent(fitted['point'])}, 95 % lower bound {percent(fitted['lower'])}")
+        # make claims: the evidence for a new claim is committed with its page
+        kept = save_records(results, records, fingerprints)
+        print(f"{kept} retrainings' records in {records}: commit them with the page")
     else:
         current = {name: r for name, r in results.items() if ran_current_code(r, fingerprints)}
         args.out.write_text(report(current, claims, root, args.runner))

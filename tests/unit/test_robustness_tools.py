@@ -279,3 +279,28 @@ def test_a_retraining_runs_the_books_own_packages_or_stops(root, tmp_path):
     (other / "src").mkdir()  # a book whose packages are not where this Python finds rec11
     with pytest.raises(SystemExit, match=r"the pages would import .*, not the packages in .*other-book/src"):
         robustness.check_package(other, variant.environment(tmp_path / "models", root=other))
+
+
+def test_make_claims_keeps_its_records_beside_the_report(mini_book, tmp_path, monkeypatch):
+    """`make claims` (--no-report): the retrainings' records go to robustness/, to be committed
+    with the page (docs/claims-and-robustness.md), not only to the work folder."""
+    mini_book.page("index", "# Home\n\n```{code-cell} ipython3\nx = 1\n```\n")
+    mini_book.toc("index")
+    monkeypatch.chdir(mini_book.path)
+
+    def fake_run(variant, work, pages, root, **_):
+        claims = [{"message": "index.md: 'x is one'", "value": 1.0 + variant.seed * 1e-6, "op": ">",
+                   "threshold": 0, "held": True}]
+        result = {"environment": {}, "seed": variant.seed, "threads": variant.threads, "kernels": variant.kernels,
+                  "commit": "test", "date": "2026-12-05", "seconds": 1.0, "complete": True, "all_pages": True,
+                  "pages": {p: {"claims": claims, "errors": [], "glued": {}, "seconds": 1.0,
+                                "fingerprint": robustness.page_fingerprint(root, p)} for p in pages}}
+        (work / f"{variant.name}.json").write_text(json.dumps(result))
+        return result
+
+    monkeypatch.setattr(robustness, "run_variant", fake_run)
+    records = mini_book.path / "robustness"
+    assert robustness.main(["--no-report", "--pages", "book/index.md", "--count", "3", "--jobs", "1",
+                            "--work", str(tmp_path / "work")]) == 0
+    assert len(list(records.glob("seed*.json.gz"))) == 3
+    assert not (mini_book.path / "ROBUSTNESS.md").exists()
