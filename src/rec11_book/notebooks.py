@@ -389,8 +389,7 @@ def write_downloads(app) -> list[Path]:
     packages = pins()
     written, problems, notebooks = [], [], {}
     executed = build / output_folder_name()
-    read = getattr(app, "rec11_executed", None)  # check_figures read them earlier in build-finished
-    for relative, nb in read if read is not None else executed_notebooks(build):
+    for relative, nb in app.rec11_executed:  # read by check_figures, earlier in build-finished
         docname = relative.with_suffix("").as_posix()
         target = html / notebook_download(docname)
         if not target.is_file():  # the theme offers no download for this page

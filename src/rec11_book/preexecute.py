@@ -73,15 +73,16 @@ def page_notebook(root: Path, page: Path, md_config, config: dict | None = None)
     """The notebook myst-nb builds from ``page``, fingerprint cell included."""
     text = page.read_text()
     if "{code-cell}" in text:
-        package = root / package_src(config or {})
-        text = with_fingerprint(text, stamp(root, package if package.is_dir() else None, text))
+        text = with_fingerprint(text, stamp(root, course_package(root, config or {}), text))
     return read_page_notebook(text, md_config, page)
 
 
-def package_src(config: dict) -> str:
-    """Where the course package's sources are, relative to the book (``rec11_package_src``
-    under ``sphinx: config:``, as the build reads it; default ``src/rec11``)."""
-    return ((config.get("sphinx") or {}).get("config") or {}).get("rec11_package_src") or PACKAGE_SRC
+def course_package(root: Path, config: dict) -> Path | None:
+    """The course package's sources in the book (``rec11_package_src`` under ``sphinx: config:``,
+    as the build reads it; default ``src/rec11``), or None where there are none: the installed
+    package is read instead, as ``pages.package_dir`` does inside Sphinx."""
+    where = ((config.get("sphinx") or {}).get("config") or {}).get("rec11_package_src") or PACKAGE_SRC
+    return root / where if (root / where).is_dir() else None
 
 
 def cache_path(root: Path, out: Path, config: dict) -> Path:
@@ -117,12 +118,12 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
     # the longest first, so that the last page to finish is a short one
     todo.sort(key=lambda item: -len(item[0].read_text()))
     # what each page to run reads now, and why it runs: what differs from its last run
-    package = root / package_src(config)
+    package = course_package(root, config)
     last_run = why.load(folder)
     inputs, reasons = {}, {}
     for page, _ in todo:
         name = page.relative_to(root).as_posix()
-        inputs[name] = why.page_inputs(root, page, package if package.is_dir() else None)
+        inputs[name] = why.page_inputs(root, page, package)
         reasons[name] = why.reasons(last_run.get(name), inputs[name])
 
     def execute_one(page: Path, nb):
