@@ -197,9 +197,23 @@ def first_editable(cells) -> dict:
 
 
 def reveal(box, cell: dict) -> None:
-    """Open the "Show code cell" toggle of a cell whose code is hidden, as a student would."""
-    if cell["hidden"]:
-        box.locator("details:not([open]) > summary").first.click()
+    """Open the "Show code cell" toggle of a cell whose code is hidden, as a student would,
+    and see its code (its run button) appear; if it does not, say what the page shows."""
+    if not cell["hidden"]:
+        return
+    box.locator("details:not([open]) > summary").first.click()
+    try:
+        box.locator(".thebe-run-button").first.wait_for(state="visible", timeout=10_000)
+    except Exception as error:
+        state = box.evaluate("""cell => [...cell.querySelectorAll('details')].map(d => {
+            const s = d.querySelector(':scope > summary').getBoundingClientRect();
+            const hit = document.elementFromPoint(s.x + s.width / 2, s.y + s.height / 2);
+            return {open: d.open, classes: d.className, summary: [s.x, s.y, s.width, s.height],
+                    at_its_centre: hit && hit.outerHTML.slice(0, 200),
+                    run_button: (d.querySelector('.thebe-run-button') || {}).outerHTML || null};
+        })""")
+        raise AssertionError(f"cell {cell['i']}: clicking its 'Show code' toggle did not show its code: {state}") \
+            from error
 
 
 
