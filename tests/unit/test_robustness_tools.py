@@ -148,10 +148,25 @@ def test_the_report_gives_seeds_axes_margins_and_the_chance_the_whole_book_passe
     assert re.search(r"\| p\.md \| m \| 3 \| 0 \| 2\.5 > 1 \| \d\.\de-\d\d \(\w+\) \| 4 \| holds \|", text)
     assert "| p.md | e | 3 | 0 |  | exact | exact | held |" in text
     assert "Each claim was checked in 3 retrainings" in text
-    assert "Whole-book retrainings that failed any claim: 0 of 3" in text
+    assert "Whole-book retrainings that ran every page's current code: 3 of 3; 0 of them failed a claim. With" \
+        " none failing in 3, a whole-book failure rate above 63 % is ruled out" in text
     # three values leave a wide fit: the bound is far below the point estimate, and says so
     assert re.search(r"\*\*Estimated chance that a fresh retraining passes every claim: at least "
                      r"\d+\.\d\d %\*\* \(95 % lower bound; point estimate \d+\.\d\d %", text)
+
+
+def test_whole_book_retrainings_count_as_evidence_only_for_the_code_they_ran():
+    def book(value, fingerprints=("f", "g")):
+        return {"all_pages": True, "pages": {"p.md": _run([_measured("m", value)], fingerprint=fingerprints[0]),
+                                             "q.md": _run([_measured("n", 2.0)], fingerprint=fingerprints[1])}}
+    now = {"p.md": "f", "q.md": "g"}
+    books = [book(2.0), book(2.0), book(-1.0, ("old", "g")), book(2.0, ("old", "g"))]
+    line = robustness.whole_book_line(books, now)
+    assert line.startswith("- Whole-book retrainings that ran every page's current code: 2 of 4; 0 of them")
+    assert "above 78 % is ruled out" in line, "the bound counts the two current retrainings, not four"
+    assert "1 more failed only on pages whose code has changed since" in line
+    failing_now = robustness.whole_book_line([book(2.0), book(-1.0)], now)
+    assert "2 of 2; 1 of them failed a claim." in failing_now and "ruled out" not in failing_now
 
 
 def test_main_draws_new_seeds_runs_them_and_reports_every_retraining(tmp_path, monkeypatch):
