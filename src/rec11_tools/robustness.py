@@ -370,15 +370,16 @@ def book_pass_chance(claims: list[Claim]) -> float:
 def fitted_pass_chance(claims: list[Claim], root: Path) -> dict:
     """The tail-fitted estimate (``rec11_tools.tails``): each measured claim's failure chance
     on its natural scale, and the whole book's pass chance with its 95 % lower bound."""
-    from rec11_tools import tails
+    from rec11_tools import simulable, tails
 
     decades = {page: tails.decade_claims((root / page).read_text())
                for page in {c.page for c in claims} if (root / page).is_file()}
     measured = [c for c in claims if not c.exact and c.values and c.worst]
     for c in measured:
         c.decades = c.message in decades.get(c.page, set())
-    out = tails.book_pass([(c.values, c.worst["threshold"], c.worst["op"], c.decades)
-                           for c in measured])
+    known = [simulable.rate(c.page, c.message, root) for c in measured]  # where draws alone decide
+    out = tails.book_pass([(c.values, c.worst["threshold"], c.worst["op"], c.decades, k and k[2])
+                           for c, k in zip(measured, known)])
     for c, tail in zip(measured, out["per_claim"]):
         c.tail = tail
     return out
@@ -459,6 +460,8 @@ def _tail(c: Claim) -> str:
     if c.tail is None:
         return "exact" if c.exact else ""
     chance, family = c.tail
+    if family == "simulated":
+        return f"{chance:.1e} (simulated: 95 % upper bound)"
     return f"{chance:.1e} ({family}{', in decades' if c.decades else ''})"
 
 
@@ -493,6 +496,8 @@ def whole_book_line(books: list[dict], fingerprints: dict[str, str] | None) -> s
 
 def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: str = "",
            fingerprints: dict[str, str] | None = None) -> str:
+    from rec11_tools import simulable
+
     runs = sorted(results.values(), key=lambda r: (r.get("date", ""), r["seed"]))
     books = [r for r in runs if r.get("all_pages")]
     measured = [c for c in claims if not c.exact]
@@ -529,7 +534,10 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         " read off a tail fitted to its values on the quantity's own scale (normal, lognormal,"
         " Weibull or half-normal, weighted by AIC), with the spread that n values leave in the fit;"
         " the bound comes from a parametric bootstrap; the claims are taken as independent"
-        " (`rec11_tools.tails`, validated where the failure rate can be simulated exactly).",
+        " (`rec11_tools.tails`, validated where the failure rate can be simulated exactly)."
+        " Where a claim's value comes from random draws alone, with no trained model, its"
+        f" chance is instead the 95 % upper bound of its failure rate over {simulable.DRAWS:,}"
+        " simulated draws (`rec11_tools.simulable`).",
         f"- The earlier estimate, each claim's value taken as normal: {percent(chance)}. It assumed"
         " short tails, and was too hopeful for small positive quantities.",
     ]

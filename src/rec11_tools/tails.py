@@ -175,12 +175,17 @@ def fail_chance(values, threshold: float, op: str, decades: bool = False,
 def book_pass(claims: list[tuple]) -> dict:
     """The chance that a fresh retraining passes every claim, with a 95 % lower bound.
 
-    ``claims``: (values, threshold, op, decades) per measured claim. Returns the point
-    estimate, the lower bound and, per claim in the order given, (chance, family).
+    ``claims``: (values, threshold, op, decades) per measured claim, or (values, threshold,
+    op, decades, known), where ``known`` is a failure rate computed by simulation (an upper
+    bound, ``rec11_tools.simulable``) that replaces the fit. Returns the point estimate, the
+    lower bound and, per claim in the order given, (chance, family).
     """
     per_claim, products = [], np.ones(REFITS)
-    for i, (values, threshold, op, decades) in enumerate(claims):
-        chance, family, refits = fail_chance(values, threshold, op, decades, seed=i)
+    for i, (values, threshold, op, decades, *known) in enumerate(claims):
+        if known and known[0] is not None:
+            chance, family, refits = known[0], "simulated", None
+        else:
+            chance, family, refits = fail_chance(values, threshold, op, decades, seed=i)
         per_claim.append((chance, family))
         products *= 1 - (refits if refits is not None else chance)
     point = math.prod(1 - p for p, _ in per_claim)

@@ -17,24 +17,13 @@ import pytest
 import torch
 
 from rec11_tools import tails
+from rec11_tools.simulable import rows_off
 
 T, D_K = 6, 8  # three-details.md's sizes
 
 
 def _generator(rng):
     return torch.Generator().manual_seed(int(rng.integers(2**31)))
-
-
-def rows_off(k, rng):
-    """three-details.md 'rows that do not sum to 1': log10 of the largest |row sum - 1| of a
-    softmax over the queries (dim=0), the value its claim holds above log10(0.05)."""
-    g, out = _generator(rng), []
-    for start in range(0, k, 250_000):
-        m = min(250_000, k - start)
-        Q, K = (torch.randn(m, T, D_K, generator=g, dtype=torch.float64) for _ in range(2))
-        A = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(D_K), dim=1)  # (m, T, T)
-        out.append((A.sum(-1) - 1).abs().amax(-1))
-    return torch.log10(torch.cat(out)).numpy()
 
 
 def moved(k, rng):
