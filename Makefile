@@ -29,18 +29,18 @@ $(VENV)/.installed: requirements.txt pyproject.toml src/pyproject.toml
 # The build copies Thebe and MathJax from node_modules into the site (exact versions
 # in package-lock.json), so both commands install the npm packages first.
 build: $(VENV)/.installed node_modules/.installed
-	$(PY) -m rec11_book.build
+	$(PY) -m rec11_book.commands.build
 
 # The instructor's reveal.js deck: every build that passes writes it; a failed one leaves the last
-# good deck (rec11_book.slides).
+# good deck (rec11_book.extensions.slides).
 slides: build
 	@echo "slides: _build/html/slides/index.html (press S for the speaker notes)"
 
 # The printable handout: the student PDF and its instructor edition, into _build/html,
-# printed from the built pages (rec11_book.handout). Needs Chromium (REC11_CHROMIUM,
+# printed from the built pages (rec11_book.commands.handout). Needs Chromium (REC11_CHROMIUM,
 # default /usr/bin/chromium) and poppler-utils (pdftotext).
 handout: build
-	$(PY) -m rec11_book.handout
+	$(PY) -m rec11_book.commands.handout
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund
@@ -75,9 +75,9 @@ mutants: $(VENV)/.installed
 	$(PY) -m tests.mutation.report
 
 # Rebuilds on every save and reloads the browser at http://127.0.0.1:$(PREVIEW_PORT): the
-# same build as `make build` (same cache, same _build), from a warm process (rec11_book.preview).
+# same build as `make build` (same cache, same _build), from a warm process (rec11_book.commands.preview).
 preview: $(VENV)/.installed node_modules/.installed
-	$(PY) -m rec11_book.preview --port $(PREVIEW_PORT)
+	$(PY) -m rec11_book.commands.preview --port $(PREVIEW_PORT)
 
 # Cold, no-op, prose-, code- and package-edit rebuilds in a fresh clone, every cell on
 # one core, then page weight and Lighthouse on every page, the preview's save-to-page time

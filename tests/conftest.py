@@ -126,7 +126,7 @@ class MiniBook:
     def build(self) -> subprocess.CompletedProcess:
         """The same command as `make build`, pointed at this book."""
         return subprocess.run(
-            [sys.executable, "-m", "rec11_book.build", "--book", str(self.path)],
+            [sys.executable, "-m", "rec11_book.commands.build", "--book", str(self.path)],
             check=False, capture_output=True, text=True, timeout=900,
         )
 
@@ -168,7 +168,7 @@ def _build_book(out: Path) -> dict:
     env = {**os.environ, "REC11_SEED": str(BOOK_SEED), "REC11_LIVE_CODE_SOURCE": "jupyter-server",
            "REC11_LIVE_CODE_URL": f"http://127.0.0.1:{port}/", "REC11_LIVE_CODE_TOKEN": token}
     result = subprocess.run(
-        [sys.executable, "-m", "rec11_book.build", "--book", str(book), "--out", str(out),
+        [sys.executable, "-m", "rec11_book.commands.build", "--book", str(book), "--out", str(out),
          "--figures", str(out / "figures")],
         check=False, capture_output=True, text=True, timeout=2400, env=env,
     )

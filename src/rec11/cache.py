@@ -16,7 +16,7 @@ in ``~/.cache/rec11``.
 
 A model trained on a cache miss says so, with its training time: in a downloaded
 notebook that is the reader's only sign of a slow first run. The book's build sets
-``$REC11_QUIET_TRAINING`` (``rec11_book.notebooks``), so that a page shows the same
+``$REC11_QUIET_TRAINING`` (``rec11_book.extensions.notebooks``), so that a page shows the same
 outputs whether its models were cached or not.
 
 Training runs on ``$REC11_TRAIN_THREADS`` intra-op threads, default one, whatever the

@@ -15,7 +15,7 @@ kernel behind the page; only the choice of frame happens in the browser.
 ``draw(value)`` draws on a new figure and returns the frame's alt text: what a
 screen-reader user needs to know of that frame. ``text(value)`` says the value in
 words for the control. The cell's output carries every frame (a JSON mime bundle
-that ``rec11_book.explore`` turns into the slider) and the default frame as PNG and
+that ``rec11_book.extensions.explore`` turns into the slider) and the default frame as PNG and
 SVG, which is what a notebook, a slide and the exported figure show.
 """
 

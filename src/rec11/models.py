@@ -4,7 +4,7 @@
 
 Each model trains on one intra-op thread (``rec11.cache``): two threads per model on two
 busy cores collapse, while two one-thread models on two cores each keep a core. So the
-build (``rec11_book.build``) first trains every model below, ``--jobs`` at a time in
+build (``rec11_book.commands.build``) first trains every model below, ``--jobs`` at a time in
 separate processes, into the model cache; the pages then load them. A page that asks for
 a model missing here still gets it (trained when the page runs, one at a time): the
 build names any such model, so that it can be added to ``book_models``.

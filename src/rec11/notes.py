@@ -12,7 +12,7 @@ A note is written in a page as
 
 :func:`notes_in` is the one parser of that markup. The session plan page calls
 :func:`collect` in its kernel; the build reads each page's notes with
-:func:`notes_in` too (``rec11_book.pagefacts``), and its directive, the deck, the
+:func:`notes_in` too (``rec11_book.shared.pagefacts``), and its directive, the deck, the
 budget check and the handout take their slide, minutes and block from that one
 result. The session's blocks are data: each course fact ``budget_<block>`` in
 ``_config.yml`` (all but ``budget_slack``) names one, with its minutes. Standard library

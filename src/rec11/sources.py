@@ -1,7 +1,7 @@
 """Which ``rec11`` modules a piece of code depends on, and a hash of what that code does.
 
 The model cache keys a trained model on it (``rec11.cache``), and the book's build
-fingerprints each page with it (``rec11_book.fingerprints``), so that an edit to the
+fingerprints each page with it (``rec11_book.extensions.fingerprints``), so that an edit to the
 package retrains exactly the models and re-runs exactly the pages that depend on the
 edited code. The hash is taken over the parsed code, not the file's bytes: comments,
 docstrings, blank lines and line breaks change nothing that runs, so editing them

@@ -41,9 +41,9 @@ from pathlib import Path
 
 from rec11.chapter import toc_pages
 from rec11.sources import module_closure
-from rec11_book import executions
 from rec11_book.compat.myst_nb import default_cache_folder
-from rec11_book.pagefacts import page_modules
+from rec11_book.extensions import executions
+from rec11_book.shared.pagefacts import page_modules
 from rec11_tools import pagespeed, previewtime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ CODE_EDIT_PAGE = "book/further/exercise-1.md"  # the code-edit rebuild changes a
 
 def run_build(book: Path, env: dict) -> dict:
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "rec11_book.build", "--book", str(book)],
+    result = subprocess.run([sys.executable, "-m", "rec11_book.commands.build", "--book", str(book)],
                             check=False, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     if result.returncode != 0:
@@ -212,14 +212,14 @@ PHASES = [  # (label, file the function is in, function)
     ("  of which: load the extensions", "sphinx/application.py", "setup_extension"),
     ("  of which: the toc (sphinx-external-toc)", "sphinx_external_toc/events.py", "parse_toc_to_env"),
     ("Sphinx build, in all", "sphinx/application.py", "build"),
-    ("  of which: which pages are outdated (package fingerprints)", "rec11_book/fingerprints.py",
+    ("  of which: which pages are outdated (package fingerprints)", "rec11_book/extensions/fingerprints.py",
      "outdated_by_dependencies"),
     ("  of which: read the edited page (myst-nb, cached outputs)", "sphinx/builders/__init__.py", "read_doc"),
     ("  of which: write pages", "sphinx/builders/html/__init__.py", "write_doc"),
-    ("  of which: slide deck", "rec11_book/slides.py", "write_deck"),
-    ("  of which: notebook downloads", "rec11_book/notebooks.py", "on_build_finished"),
-    ("  of which: npm files and icon fonts", "rec11_book/assets.py", "copy_packages"),
-    ("  of which: PNG optimisation (cached)", "rec11_book/images.py", "optimise_site"),
+    ("  of which: slide deck", "rec11_book/extensions/slides.py", "write_deck"),
+    ("  of which: notebook downloads", "rec11_book/extensions/notebooks.py", "on_build_finished"),
+    ("  of which: npm files and icon fonts", "rec11_book/extensions/assets.py", "copy_packages"),
+    ("  of which: PNG optimisation (cached)", "rec11_book/extensions/images.py", "optimise_site"),
 ]
 
 
@@ -233,12 +233,13 @@ def profile_prose_build(book: Path, env: dict) -> dict:
     prof = book / "_build" / "prose-edit.prof"
     try:
         start = time.perf_counter()
-        # what `make build` runs (rec11_book.build): Jupyter Book's build, then the figure export
-        result = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "rec11_book.quickstart",
-                                 "build", str(book), "--path-output", str(book), "-W", "-n", "--keep-going"],
+        # what `make build` runs (rec11_book.commands.build): Jupyter Book's build, then the figure export
+        result = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(prof),
+                                 "-m", "rec11_book.commands.quickstart", "build", str(book),
+                                 "--path-output", str(book), "-W", "-n", "--keep-going"],
                                 check=False, capture_output=True, text=True, env=env, cwd=book)
         profiled = time.perf_counter() - start
-        from rec11_book.figures import publish
+        from rec11_book.shared.figures import publish
 
         start = time.perf_counter()
         with tempfile.TemporaryDirectory() as figures:

@@ -72,7 +72,7 @@ def run_page(page: Path, timeout: int = 1800) -> dict:
     from myst_nb.core.read import read_myst_markdown_notebook
     from nbclient import NotebookClient
 
-    from rec11_book.pages import parse_cells
+    from rec11_book.shared.pages import parse_cells
 
     nb = read_myst_markdown_notebook(page.read_text())
     lines = [line for line, _, _ in parse_cells(page.read_text())]

@@ -35,7 +35,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
-from rec11_book.handout import CHROMIUM, CHROMIUM_ARGS  # the one browser the book drives
+from rec11_book.commands.handout import CHROMIUM, CHROMIUM_ARGS  # the one browser the book drives
 
 ROOT = Path(__file__).resolve().parents[2]
 PHONE = {"width": 390, "height": 844}

@@ -2,7 +2,7 @@
 
     python -m rec11_tools.previewtime [--book DIR] [--runs 3]
 
-Starts the preview server on a free port (``python -m rec11_book.preview``), waits for
+Starts the preview server on a free port (``python -m rec11_book.commands.preview``), waits for
 its first build, then, ``runs`` times: saves a one-word prose edit to a page, and times
 from the save to the moment the page's HTML on disk carries the new word; then puts the
 sentence back (and waits for that rebuild too). The book folder is left as it was.
@@ -46,7 +46,7 @@ def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: di
     original = source.read_text()
     assert SENTENCE[0] in original, f"{source}: the benchmark's sentence is gone; update previewtime.SENTENCE"
     port = free_port()
-    cmd = command or [sys.executable, "-m", "rec11_book.preview", "--book", str(book), "--port", str(port)]
+    cmd = command or [sys.executable, "-m", "rec11_book.commands.preview", "--book", str(book), "--port", str(port)]
     log = (open(book / "_build" / "preview-bench.log", "w")  # noqa: SIM115  (the server writes it until the finally)
            if (book / "_build").is_dir() else subprocess.DEVNULL)
     proc = subprocess.Popen(cmd, cwd=book, stdout=log, stderr=subprocess.STDOUT, env=env or os.environ.copy())

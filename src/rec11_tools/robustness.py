@@ -139,8 +139,8 @@ def page_fingerprint(root: Path, page: str) -> str:
     ``rec11`` modules they import do, transitively (not prose, nor modules the page does not
     reach). A comment edited in a page's cell therefore asks for the page's 30 retrainings again."""
     from rec11.sources import code_hash
-    from rec11_book.pagefacts import page_modules
-    from rec11_book.pages import code_cells
+    from rec11_book.shared.pagefacts import page_modules
+    from rec11_book.shared.pages import code_cells
 
     text = (root / page).read_text()
     package = root / "src" / "rec11"  # the book's own package, not whichever this Python imports
@@ -153,7 +153,7 @@ def legacy_fingerprint(root: Path, page: str) -> str:
     """The fingerprint records made before 2026-12-03 carry: the page's code cells and the
     whole package. A record whose fingerprint is this page's legacy one ran its current code."""
     from rec11.sources import code_hash, module_closure
-    from rec11_book.pages import code_cells
+    from rec11_book.shared.pages import code_cells
 
     h = hashlib.sha256("\0".join(code_cells((root / page).read_text())).encode())
     package = sorted(name for name in module_closure(["rec11"]) if not name.startswith("rec11.book"))

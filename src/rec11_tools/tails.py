@@ -214,7 +214,7 @@ def decade_claims(text: str) -> set[str]:
     ``claim(min(math.log10(...) ...), ...)``: their natural scale is 10**value."""
     import ast
 
-    from rec11_book.pages import code_cells
+    from rec11_book.shared.pages import code_cells
 
     def logs(node) -> bool:
         return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)

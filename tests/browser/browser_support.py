@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from rec11.chapter import toc_pages
-from rec11_book.handout import CHROMIUM, CHROMIUM_ARGS  # noqa: F401  (re-exported: the browser the handout prints with)
+from rec11_book.commands.handout import CHROMIUM, CHROMIUM_ARGS  # noqa: F401  (re-exported: the browser the handout prints with)
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"

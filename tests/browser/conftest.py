@@ -183,7 +183,7 @@ def hub_site(tmp_path_factory, built_book) -> dict:
     env = {**os.environ, "REC11_SEED": str(commit_seed(book)[0]), "REC11_LIVE_CODE_SOURCE": "jupyter-server",
            "REC11_LIVE_CODE_URL": hub_url, "REC11_LIVE_CODE_TOKEN": "", "REC11_LIVE_CODE_HUB": "1"}
     result = subprocess.run(
-        [sys.executable, "-m", "rec11_book.build", "--book", str(book), "--out", str(out),
+        [sys.executable, "-m", "rec11_book.commands.build", "--book", str(book), "--out", str(out),
          "--figures", str(out / "figures")],
         check=False, capture_output=True, text=True, timeout=2400, env=env)
     assert result.returncode == 0, f"the hub-mode book did not build:\n{(result.stdout + result.stderr)[-6000:]}"

@@ -1,6 +1,6 @@
 """The printable handout: the whole chapter in one PDF, and its instructor edition.
 
-``python -m rec11_book.handout`` runs once on the test session's built site (the
+``python -m rec11_book.commands.handout`` runs once on the test session's built site (the
 deploy runs it on the published one); ``pdftotext`` reads both PDFs back. Pages,
 size and time of each edition are printed at the end of the run.
 """
@@ -23,8 +23,8 @@ from test_print import UI_TEXT
 
 from rec11 import notes
 from rec11.chapter import load_substitutions, toc_pages
-from rec11_book.handout import misnumbered_sheets
-from rec11_book.pages import for_instructors, front_matter, instructor_name
+from rec11_book.commands.handout import misnumbered_sheets
+from rec11_book.shared.pages import for_instructors, front_matter, instructor_name
 
 # one worker of make test's two prints the PDFs once, and its tests read them
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("handout")]
@@ -42,7 +42,7 @@ def flat(text: str) -> str:
 
 
 def run_handout(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rec11_book.handout", "--book", str(BOOK), *args],
+    return subprocess.run([sys.executable, "-m", "rec11_book.commands.handout", "--book", str(BOOK), *args],
                           check=False, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})})
 
 

@@ -2,7 +2,7 @@
 
 The site under test is built for a local Jupyter server. These tests load one of
 its pages, then swap in the live-code JSON the build would write for the other
-settings (computed by rec11_book.livecode from the real _config.yml), so the same
+settings (computed by rec11_book.extensions.livecode from the real _config.yml), so the same
 static/livecode/ modules runs:
 
 * Binder: Live Code asks the BinderHub from `launch_buttons.binderhub_url` to build
@@ -20,7 +20,7 @@ import pytest
 import yaml
 from browser_support import OffSite, book_dir, page_url, pages_with_code, status_text
 
-from rec11_book import livecode
+from rec11_book.extensions import livecode
 
 pytestmark = pytest.mark.browser
 

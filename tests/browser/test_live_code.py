@@ -29,7 +29,7 @@ from browser_support import (
     wait_output,
 )
 
-from rec11_book.pagefacts import trains_models
+from rec11_book.shared.pagefacts import trains_models
 
 pytestmark = pytest.mark.browser
 

@@ -1,6 +1,6 @@
 """LaTeX in a live output is typeset, and only then does the page load MathJax.
 
-The book's math is typeset when it is built (rec11_book.mathsvg), so a page loads no
+The book's math is typeset when it is built (rec11_book.extensions.mathsvg), so a page loads no
 math engine; static/rec11-livemath.js loads the site's own MathJax when a Live Code
 output shows TeX (IPython's Math / Latex / Markdown).
 """

@@ -71,7 +71,7 @@ def test_median_page_weight_is_reported():
 
 @pytest.mark.parametrize("docname", PAGES)
 def test_cut_down_icon_fonts_have_every_icon_the_page_shows(context, site, built_site, docname):
-    """The build keeps only the icons in use (rec11_book.assets); none may go missing."""
+    """The build keeps only the icons in use (rec11_book.extensions.assets); none may go missing."""
     fonts = built_site["html"] / "_static" / "rec11-icons"
     glyphs = set()
     for font in fonts.glob("*.woff"):

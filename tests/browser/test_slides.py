@@ -1,4 +1,4 @@
-"""The instructor's deck (``slides/index.html``, rec11_book.slides) in Chromium.
+"""The instructor's deck (``slides/index.html``, rec11_book.extensions.slides) in Chromium.
 
 One slide per instructor note, in the book's order, titled by its ``:slide:``; its
 speaker notes are the note, markup and minutes kept; nothing overflows 1280×720;
@@ -16,7 +16,7 @@ from browser_support import REPORT, book_dir, describe, run_axe
 from bs4 import BeautifulSoup
 
 from rec11 import notes
-from rec11_book.pages import DECK, slide_id
+from rec11_book.shared.pages import DECK, slide_id
 
 pytestmark = pytest.mark.browser
 
@@ -111,7 +111,7 @@ def test_every_slide_has_content_and_its_note_with_markup_and_minutes(deck_soup,
         boxes = [b for b in page_soup(html_root, note.page).select("div.instructor-note")
                  if b.p.get_text().endswith(f"· {note.slide}")]
         assert len(boxes) == 1, note.slide
-        # (math is typeset SVG whose glyph ids are numbered per document: rec11_book.mathsvg)
+        # (math is typeset SVG whose glyph ids are numbered per document: rec11_book.extensions.mathsvg)
         on_page = [GLYPH_ID.sub("MJX-n-", str(t)) for t in boxes[0].select(MARKUP)]
         in_deck = [GLYPH_ID.sub("MJX-n-", str(t)) for t in aside.select(MARKUP)
                    if not t.find_parent(class_="rec11-minutes")]

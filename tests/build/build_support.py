@@ -2,7 +2,7 @@
 the Sphinx application for the test to read.
 
 ``build(book)`` runs Jupyter Book's own ``build`` command (``-W -n --keep-going``),
-the one ``rec11_book.build`` starts in a subprocess, only without the figure export.
+the one ``rec11_book.commands.build`` starts in a subprocess, only without the figure export.
 The page's cells still run in kernels of their own (myst-nb and jupyter-cache start
 them); what the test saves is a Python start per build (Sphinx, myst-nb, the theme,
 every extension imported again: several seconds each), so a test can rebuild a
@@ -17,10 +17,10 @@ docutils' directives, roles and nodes go back to what they were (Jupyter Book's 
   ``templates_path`` list itself, so without this every later build in the process
   has a longer ``templates_path``, a new config hash, and writes every page again:
   exactly what would hide a page that a rebuild fails to write;
-* the environment variables (``rec11_book.notebooks`` sets one for its kernels),
+* the environment variables (``rec11_book.extensions.notebooks`` sets one for its kernels),
   ``sys.path``, the working folder, and the ``sphinx`` logger (each build points it
   at its own streams and stops it propagating);
-* module attributes an extension replaces (``rec11_book.quickstart`` narrows
+* module attributes an extension replaces (``rec11_book.commands.quickstart`` narrows
   sphinx-external-toc's file walk to the first book it sees).
 """
 
@@ -40,7 +40,7 @@ PATCHED = [("sphinx_external_toc.events", "glob")]
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # The pages Sphinx reads and writes, as it logs them (which pages ran or came from the
-# cache: the build's own record, rec11_book.executions).
+# cache: the build's own record, rec11_book.extensions.executions).
 READ = re.compile(r"^reading sources\.\.\. \[\s*\d+%\] (\S+)$", re.M)
 WRITTEN = re.compile(r"^writing output\.\.\. \[\s*\d+%\] (\S+)$", re.M)
 
@@ -69,7 +69,7 @@ class Build:
         return set(WRITTEN.findall(self.log))
 
     def _docnames(self, kind: str) -> set[str]:
-        from rec11_book import executions
+        from rec11_book.extensions import executions
 
         return set(executions.summary(Path(self.app.doctreedir))[kind])
 

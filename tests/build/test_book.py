@@ -6,7 +6,7 @@ import pytest
 
 from rec11 import notes
 from rec11.chapter import toc_pages
-from rec11_book import executions
+from rec11_book.extensions import executions
 
 pytestmark = pytest.mark.build
 
@@ -32,7 +32,7 @@ def test_every_toc_page_is_built_without_leftovers(root, built):
 
 def test_every_page_ran_before_sphinx_read_it(built_book):
     """The pages run two at a time into the execution cache before the build
-    (rec11_book.preexecute); a page myst-nb then runs again itself means the notebook
+    (rec11_book.commands.preexecute); a page myst-nb then runs again itself means the notebook
     preexecute hashed is not the one myst-nb hashes, and the build is slow again."""
     record = executions.read(built_book["out"] / "_build" / ".doctrees")
     assert record["ahead"] or record["cached"], f"nothing ran before the build: {record}"
@@ -86,7 +86,7 @@ def times(root, built):
     same code that writes them into the pages."""
     import pickle
 
-    from rec11_book.reading import Times
+    from rec11_book.extensions.reading import Times
 
     env = pickle.loads((built / "_build" / ".doctrees" / "environment.pickle").read_bytes())
     return Times(env, root)

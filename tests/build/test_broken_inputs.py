@@ -7,7 +7,7 @@ import shutil
 import pytest
 import yaml
 
-from rec11_book import facts
+from rec11_book.extensions import facts
 
 pytestmark = pytest.mark.build
 

@@ -1,4 +1,4 @@
-"""Explorable figures (rec11.explore, rec11_book.explore): one markup, checked.
+"""Explorable figures (rec11.explore, rec11_book.extensions.explore): one markup, checked.
 
 A figure cell whose output is ``explore(draw, values, ...)`` becomes the default frame
 with a labelled slider over every frame; the notebook download and figures/ get the

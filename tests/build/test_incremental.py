@@ -161,7 +161,7 @@ def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_fact
     does not read again as an earlier build wrote it. The deck is composed from the
     written pages, read again or not."""
     from rec11.chapter import load_substitutions
-    from rec11_book.pages import FINGERPRINT_MARK as FINGERPRINT
+    from rec11_book.shared.pages import FINGERPRINT_MARK as FINGERPRINT
 
     facts = load_substitutions(mini_book.path)  # the notes must fill the session's budget
     mini_book.page("index", "# Home\n" + slide("The home point.", "Home", "attention", facts["budget_attention"])
@@ -210,11 +210,12 @@ def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_fact
 
 
 def test_each_page_run_before_the_build_says_why(mini_book):
-    """rec11_book.preexecute names what differs from each page's last run, in its log and
+    """rec11_book.commands.preexecute names what differs from each page's last run, in its log and
     in a record beside the execution cache."""
     import json
 
-    from rec11_book import preexecute, why
+    from rec11_book.commands import preexecute
+    from rec11_book.shared import why
 
     for name, code in PACKAGE_PAGES.items():
         mini_book.page(name, f"# {name}\n\nSome prose.\n\n```{{code-cell}} ipython3\n{code}\n```\n")

@@ -1,4 +1,4 @@
-"""Math is typeset when the book is built (rec11_book.mathsvg), and bad TeX fails the build."""
+"""Math is typeset when the book is built (rec11_book.extensions.mathsvg), and bad TeX fails the build."""
 
 import re
 

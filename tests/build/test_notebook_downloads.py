@@ -20,7 +20,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from rec11_book.notebooks import (
+from rec11_book.extensions.notebooks import (
     COLAB,
     FINGERPRINT,
     GLUE_RECORD,
@@ -32,7 +32,7 @@ from rec11_book.notebooks import (
     site_url,
     without_self_checks,
 )
-from rec11_book.plainmd import GLUE_ROLE
+from rec11_book.shared.plainmd import GLUE_ROLE
 
 # one worker of make test's two makes the fresh venv once
 pytestmark = [pytest.mark.build, pytest.mark.xdist_group("downloads")]

@@ -76,7 +76,7 @@ def test_the_deploy_is_serialised_and_uses_pages_actions():
 
 
 def test_the_deploy_publishes_the_downloads_where_the_colab_links_point():
-    from rec11_book.notebooks import NOTEBOOKS_BRANCH
+    from rec11_book.extensions.notebooks import NOTEBOOKS_BRANCH
 
     doc = yaml.safe_load((ROOT / ".github" / "workflows" / "deploy.yml").read_text())
     job = doc["jobs"]["notebooks"]

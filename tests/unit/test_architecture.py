@@ -47,7 +47,7 @@ def registered() -> list[tuple[str, str, int]]:
     assert not unknown, f"add {unknown} to EVENTS, where Sphinx emits it"
     rows = []
     for event, priority, _, callback in sorted(app.listeners, key=lambda r: (EVENTS.index(r[0]), r[1], r[2])):
-        name = f"{callback.__module__.removeprefix('rec11_book.')}.{callback.__qualname__}"
+        name = f"{module_name(callback.__module__)}.{callback.__qualname__}"
         row = (event, name.replace(".<locals>", ""), priority)
         if row not in rows:  # keep_per_page's three, registered once per record
             rows.append(row)
@@ -86,7 +86,7 @@ def test_the_floors_import_only_downwards():
     """The course code imports no machinery, and the build no measuring tool."""
     src = ROOT / "src"
     course = list((src / "rec11").glob("*.py"))
-    build = list((src / "rec11_book").glob("*.py"))
+    build = list((src / "rec11_book").rglob("*.py"))
     upward = {f"{p.relative_to(src)} imports {name}" for p in course for name in imports(p)
               if name.startswith(("rec11_book", "rec11_tools"))}
     upward |= {f"{p.relative_to(src)} imports {name}" for p in build for name in imports(p)
@@ -95,19 +95,40 @@ def test_the_floors_import_only_downwards():
     assert len(course) > 10 and len(build) > 10  # the globs found the floors
 
 
+ROLES = ("extensions", "commands", "shared")  # rec11_book's folders, one per role
+
+
+def module_name(dotted: str) -> str | None:
+    """The map's name of a build module: ``rec11_book.extensions.notes`` is ``notes``, and a
+    package of the seam (``rec11_book.compat.sphinx``) is ``compat``."""
+    parts = dotted.split(".")
+    if len(parts) < 2:
+        return None
+    if parts[1] in ROLES:
+        return parts[2] if len(parts) > 2 else None
+    return parts[1]
+
+
+def role_modules() -> dict[str, set[str]]:
+    """{role: the modules in its folder}."""
+    build = ROOT / "src" / "rec11_book"
+    return {role: {p.stem for p in (build / role).glob("*.py") if p.stem != "__init__"} for role in ROLES}
+
+
 def build_imports() -> dict[str, tuple[set[str], list[str]]]:
     """{module: (the build modules it imports, the private names it imports from them)}. A
-    package (``compat``) is one module: its files' imports together, less its own."""
+    package of the seam (``compat``) is one module: its files' imports together, less its own."""
     found = {}
     build = ROOT / "src" / "rec11_book"
-    files = [(p.stem, p) for p in sorted(build.glob("*.py")) if p.stem != "__init__"]
-    files += [(folder.name, p) for folder in sorted(build.iterdir()) if (folder / "__init__.py").is_file()
+    files = [(p.stem, p) for role in ROLES for p in sorted((build / role).glob("*.py")) if p.stem != "__init__"]
+    files += [(folder.name, p) for folder in sorted(build.iterdir())
+              if (folder / "__init__.py").is_file() and folder.name not in ROLES
               for p in sorted(folder.glob("*.py"))]
     for module, path in files:
-        names = [n.split(".") for n in imports(path) if n.startswith("rec11_book.")]
+        names = [n for n in imports(path) if n.startswith("rec11_book.")]
         deps, private = found.setdefault(module, (set(), []))
-        deps |= {parts[1] for parts in names} - {module}
-        private += [".".join(parts) for parts in names if parts[-1].startswith("_")]
+        deps |= {module_name(n) for n in names} - {module, None}
+        private += [n for n in names if n.split(".")[-1].startswith("_")]
     return found
 
 
@@ -127,22 +148,33 @@ def test_the_build_modules_import_what_the_map_says():
     assert not [m for m in listed if reaches(m, m)], "modules import each other in a circle"
 
 
-# What runs the build or works on the built site (a command, or a step of one): it may import
-# extensions. None of them is an extension too.
-COMMANDS = {"build", "handout", "preexecute", "preview", "quickstart"}
+def test_each_folder_holds_one_role():
+    """extensions/ holds exactly the book's extensions (_config.yml loads every one of them,
+    and nothing else of rec11_book), commands/ what runs the build or works on the built
+    site, shared/ what both use; no module is in two."""
+    roles = role_modules()
+    loaded = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["extra_extensions"]
+    ours = [name for name in loaded if name.startswith("rec11_book.")]
+    assert {name.removeprefix("rec11_book.extensions.") for name in ours} == roles["extensions"], \
+        "_config.yml's extra_extensions and src/rec11_book/extensions/ differ"
+    assert all(name.startswith("rec11_book.extensions.") for name in ours), ours
+    for role in ROLES:
+        for module in roles[role]:
+            has_setup = "def setup(app" in (ROOT / "src" / "rec11_book" / role / f"{module}.py").read_text()
+            assert has_setup == (role == "extensions"), f"{role}/{module}.py: only an extension has setup(app)"
+    assert not roles["extensions"] & roles["commands"] & roles["shared"]
+    assert len(roles["extensions"]) > 15 and roles["commands"] >= {"build", "preview", "handout"}, roles
 
 
 def test_extensions_import_no_other_extension():
     """An extension imports Sphinx and the shared modules, never another extension: what
     one needs from another comes through Sphinx (an event, ``setup_extension``)."""
-    loaded = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["extra_extensions"]
-    extensions = {name.removeprefix("rec11_book.") for name in loaded if name.startswith("rec11_book.")}
-    assert len(extensions) > 15, extensions
-    assert not extensions & COMMANDS, f"modules both an extension and a command: {extensions & COMMANDS}"
+    roles = role_modules()
+    extensions = roles["extensions"]
     actual = build_imports()
     crossing = {m: sorted(deps & extensions) for m, (deps, _) in actual.items()
                 if m in extensions and deps & extensions}
     assert not crossing, f"extensions importing extensions (move the shared part to a shared module): {crossing}"
-    shared = set(actual) - extensions - COMMANDS
+    shared = set(actual) - extensions - roles["commands"]
     upward = {m: sorted(deps - shared) for m in shared for deps in [actual[m][0]] if deps - shared}
     assert not upward, f"shared modules importing an extension or a command: {upward}"

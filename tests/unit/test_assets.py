@@ -1,11 +1,11 @@
-"""The site's pinned npm files (rec11_book.files): a missing package fails the build by name."""
+"""The site's pinned npm files (rec11_book.shared.files): a missing package fails the build by name."""
 
 from __future__ import annotations
 
 import pytest
 from sphinx.errors import ExtensionError
 
-from rec11_book import files
+from rec11_book.shared import files
 
 
 def test_a_missing_npm_package_is_named(tmp_path, monkeypatch):

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rec11_book import build
+from rec11_book.commands import build
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,7 +55,7 @@ def test_a_build_removes_handout_pdfs_older_than_its_pages(tmp_path):
 def test_the_preview_says_what_to_use_where_it_cannot_fork(monkeypatch, capsys):
     import multiprocessing
 
-    from rec11_book import preview
+    from rec11_book.commands import preview
 
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert preview.main(["--book", str(ROOT)]) == 2

@@ -44,8 +44,8 @@ def test_book_root_is_found_from_a_page_folder(root):
 
 
 def test_every_page_that_imports_the_package_gets_a_fingerprint(root):
-    from rec11_book.pagefacts import page_modules
-    from rec11_book.pages import code_cells
+    from rec11_book.shared.pagefacts import page_modules
+    from rec11_book.shared.pages import code_cells
 
     for page in sorted((root / "book").glob("*.md")):
         text = page.read_text()

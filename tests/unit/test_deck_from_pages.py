@@ -1,8 +1,8 @@
-"""How rec11_book.slides reads a written page into slides."""
+"""How rec11_book.extensions.slides reads a written page into slides."""
 
 from rec11.notes import Note
-from rec11_book.pages import deck_uri, slide_id
-from rec11_book.slides import page_slides
+from rec11_book.extensions.slides import page_slides
+from rec11_book.shared.pages import deck_uri, slide_id
 
 NOTES = (Note("First", 5, "attention", "book/page", 30), Note("Second", 2, "close", "book/page", 40))
 

@@ -1,4 +1,4 @@
-"""A term's facts and relations (rec11_book.facts): each test writes its own small book, a
+"""A term's facts and relations (rec11_book.extensions.facts): each test writes its own small book, a
 ``_config.yml`` block and a page or two, so none depends on this term's dates."""
 
 import datetime
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rec11_book import facts
+from rec11_book.extensions import facts
 
 ROOT = Path(__file__).resolve().parents[2]
 RULER = "# ---- CHANGE FOR A NEW TERM OR FORK"

@@ -9,9 +9,11 @@ import logging
 import pytest
 from docutils.parsers.rst import Directive
 
-from rec11_book import build, handout, messages, pages
+from rec11_book.commands import build, handout
 from rec11_book.compat.docutils import directive_names
 from rec11_book.compat.sphinx import warning_handlers
+from rec11_book.extensions import messages
+from rec11_book.shared import pages
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A page's fingerprint (rec11_book.fingerprints): the package's hash, kept between builds,
+"""A page's fingerprint (rec11_book.extensions.fingerprints): the package's hash, kept between builds,
 is what rec11.sources.code_hash gives for the package as it is now, edits included."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import os
 
 from rec11.sources import code_hash
-from rec11_book import fingerprints
+from rec11_book.extensions import fingerprints
 
 
 def test_the_kept_hash_is_code_hash_and_follows_every_edit(mini_book):

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rec11_book.pages import code_cells
+from rec11_book.shared.pages import code_cells
 from rec11_tools.robustness import flags, load, summarize
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from rec11_book import handout
+from rec11_book.commands import handout
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The live-code setting (rec11_book.livecode.resolve): file, environment, errors.
+"""The live-code setting (rec11_book.extensions.livecode.resolve): file, environment, errors.
 
 Fast checks without a browser; the browser tests exercise the same settings end to end.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from sphinx.errors import ConfigError
 
-from rec11_book import livecode
+from rec11_book.extensions import livecode
 
 THEME = {"launch_buttons": {"binderhub_url": "https://binder.example.edu/"},
          "repository_url": "https://github.com/cpsy1291/recitation-11", "repository_branch": "fall"}
@@ -54,7 +54,7 @@ def test_bad_settings_fail_with_a_message(given, message):
 
 
 def test_a_functions_own_names_are_not_read_from_a_removed_cell():
-    from rec11_book.pagefacts import live_code_gaps
+    from rec11_book.shared.pagefacts import live_code_gaps
 
     cell = "```{{code-cell}} ipython3\n{tags}{code}\n```\n\n"
     text = (cell.format(tags=":tags: [remove-cell]\n\n", code="x, H = 1, 2")

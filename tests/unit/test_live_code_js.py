@@ -35,7 +35,7 @@ def test_live_code_modules_pass_their_node_tests():
 def test_the_import_map_gives_every_module_but_the_entry_a_checksum():
     """A page loads ``main.js?v=...`` (Sphinx's checksum); the modules it imports get theirs
     from the page's import map, so a browser never mixes a new module with an old one."""
-    from rec11_book.livecode import ENTRY, MODULES, import_map
+    from rec11_book.extensions.livecode import ENTRY, MODULES, import_map
 
     folder = ROOT / "src" / "rec11_book" / "static" / MODULES
     modules = sorted(p.name for p in folder.glob("*.js") if p.name != ENTRY)

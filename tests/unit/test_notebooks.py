@@ -6,8 +6,16 @@ from types import SimpleNamespace
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from rec11_book.notebooks import FINGERPRINT, GlueValues, colab_url, for_download, install_cell, pins, site_url
-from rec11_book.plainmd import Context, paste_glue
+from rec11_book.extensions.notebooks import (
+    FINGERPRINT,
+    GlueValues,
+    colab_url,
+    for_download,
+    install_cell,
+    pins,
+    site_url,
+)
+from rec11_book.shared.plainmd import Context, paste_glue
 
 
 def glued(value):
@@ -152,7 +160,7 @@ def test_a_page_without_answers_keeps_its_outputs_and_gets_no_answers_cell():
 def test_the_pages_own_checks_stay_out_of_the_download():
     """A reader who fixes a starter, or changes a temperature, and runs all must not meet the
     page's asserts about its own sentences, nor read the names of an exercise's mistakes."""
-    from rec11_book.notebooks import without_self_checks
+    from rec11_book.extensions.notebooks import without_self_checks
 
     cell = ("verdict = check.attention(attention)\n"
             "assert 'wrong axis' in verdict.text, \"exercises.md: names the bug\"\n"

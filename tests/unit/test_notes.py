@@ -86,7 +86,7 @@ def test_the_plan_and_the_build_compare_the_same_rows(root):
     """The session plan page and the build's budget check both take their rows from
     ``notes.compare(…, notes.budget(facts))``, and neither adds a row of its own."""
     plan = (root / "book" / "instructor.md").read_text()
-    check = (root / "src" / "rec11_book" / "notes.py").read_text()
+    check = (root / "src" / "rec11_book" / "extensions" / "notes.py").read_text()
     for text in (plan, check):
         assert "compare(" in text and "budget(" in text
     assert 'rows["' not in check and "rows.pop" not in check

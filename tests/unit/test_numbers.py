@@ -1,8 +1,8 @@
-"""The number rule (rec11_book.numbers): what it flags, on page sources written for each case."""
+"""The number rule (rec11_book.extensions.numbers): what it flags, on page sources written for each case."""
 
 import textwrap
 
-from rec11_book import numbers
+from rec11_book.extensions import numbers
 
 FRONT = "---\nkernelspec: {name: python3}\n---\n\n"
 

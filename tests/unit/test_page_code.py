@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rec11_book.pages import code_cells
+from rec11_book.shared.pages import code_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,9 +4,9 @@ import io
 
 from PIL import Image, ImageDraw
 
-from rec11_book.images import add_attributes, optimise_png
-from rec11_book.pages import unique_ids
-from rec11_book.trim import trim_html
+from rec11_book.extensions.images import add_attributes, optimise_png
+from rec11_book.extensions.trim import trim_html
+from rec11_book.shared.pages import unique_ids
 
 
 def png(image) -> bytes:

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from rec11_book.plainmd import Context, convert, has_answers
+from rec11_book.shared.plainmd import Context, convert, has_answers
 
 SITE = "https://example.github.io/book/"
 

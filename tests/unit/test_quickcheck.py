@@ -2,7 +2,7 @@
 
 import pytest
 
-from rec11_book.quickmarkup import number, parse
+from rec11_book.shared.quickmarkup import number, parse
 
 
 def test_kinds_and_answers():

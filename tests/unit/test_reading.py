@@ -6,8 +6,8 @@ import pytest
 from docutils import nodes
 
 from rec11.chapter import toc_chapters
-from rec11_book import reading
-from rec11_book.reading import Reading, count, minutes_text
+from rec11_book.extensions import reading
+from rec11_book.extensions.reading import Reading, count, minutes_text
 
 
 def paragraph(words: int) -> nodes.paragraph:
@@ -58,7 +58,7 @@ def test_hidden_code_is_not_read_but_its_figure_is():
 
 
 def test_an_explorable_figure_is_one_figure_however_many_frames():
-    from rec11_book.explore import explorable
+    from rec11_book.extensions.explore import explorable
 
     frames = explorable(classes=["rec11-explore"])
     frames.extend(nodes.image(uri=f"{n}.png", alt=f"Frame {n} of five.") for n in range(5))
@@ -111,7 +111,7 @@ def test_going_further_pages_are_the_sections_under_a_chapter(tmp_path):
 
 
 def test_an_exercise_beyond_the_slides_is_practice_apart_from_the_core():
-    from rec11_book.pages import SLIDE_MARK as MARK
+    from rec11_book.shared.pages import SLIDE_MARK as MARK
 
     on_slide = nodes.container("", nodes.paragraph(text="why " * 10, classes=[MARK]), classes=["exercise"])
     beyond = nodes.container("", paragraph(30), classes=["exercise"])

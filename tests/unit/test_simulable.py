@@ -14,7 +14,7 @@ import pytest
 import torch
 from scipy.stats import ks_2samp
 
-from rec11_book.pages import code_cells
+from rec11_book.shared.pages import code_cells
 from rec11_tools import simulable
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -61,7 +61,7 @@ def test_the_book_machinery_starts_without_torch():
     (Nor any other module of the book's machinery: each one is imported here.)"""
     code = ("import importlib, pkgutil, sys, rec11_book; "
             "[importlib.import_module(m.name) for m in pkgutil.walk_packages(rec11_book.__path__, 'rec11_book.')]; "
-            "rec11_book.preview.warm_up(__import__('pathlib').Path('.')); rec11_book.compat.table(); "
+            "rec11_book.commands.preview.warm_up(__import__('pathlib').Path('.')); rec11_book.compat.table(); "
             "sys.exit('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0, "a Sphinx extension imports torch"
 

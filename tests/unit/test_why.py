@@ -1,4 +1,4 @@
-"""Why a page runs again (rec11_book.why): each input that differs from the page's last run
+"""Why a page runs again (rec11_book.shared.why): each input that differs from the page's last run
 is named, at the page line or the file it lives in, and nothing that did not change is."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rec11_book import why
+from rec11_book.shared import why
 
 
 def cell(code: str) -> str:

@@ -1,7 +1,7 @@
 """What the build relies on in myst-nb (pinned 1.4.0) beyond its documented API.
 
 myst-nb documents its configuration, its roles and directives, ``glue`` and the mime
-renderer plugins (``myst_nb.mime_renderers``, which ``rec11_book.explore`` uses); the
+renderer plugins (``myst_nb.mime_renderers``, which ``rec11_book.extensions.explore`` uses); the
 book also reads its nodes, files, messages and a few of its functions, each here.
 """
 

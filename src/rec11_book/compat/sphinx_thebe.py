@@ -1,5 +1,5 @@
 """What the build relies on in sphinx-thebe (pinned 0.3.1): what it adds to a page, to take it
-away again (the book's own Live Code replaces it, ``rec11_book.livecode``)."""
+away again (the book's own Live Code replaces it, ``rec11_book.extensions.livecode``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What the build relies on in pydata-sphinx-theme (pinned 0.17.1, under sphinx-book-theme):
 its page markup and the files it serves. The theme documents its options (``html_context``'s
-``default_mode`` among them, which ``rec11_book.trim`` sets), not these."""
+``default_mode`` among them, which ``rec11_book.extensions.trim`` sets), not these."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-/* The instructor's deck (rec11_book.slides): reveal.js at 1280x720 (the size the tests check),
+/* The instructor's deck (rec11_book.extensions.slides): reveal.js at 1280x720 (the size the tests check),
    speaker notes on S. Math arrives as SVG typeset when the book was built. */
 (function () {
   const size = JSON.parse(document.getElementById("rec11-deck-config").textContent);

@@ -1,4 +1,4 @@
-// Explorable figures (rec11_book.explore): a slider picks one of the frames the page
+// Explorable figures (rec11_book.extensions.explore): a slider picks one of the frames the page
 // drew when the book was built. Nothing is computed here but the choice of frame.
 // Without this script the figure is its default frame and the control stays invisible.
 "use strict";

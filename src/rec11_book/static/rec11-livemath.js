@@ -1,4 +1,4 @@
-/* Math in Live Code outputs, typeset on demand (rec11_book.mathsvg).
+/* Math in Live Code outputs, typeset on demand (rec11_book.extensions.mathsvg).
 
    The book's own math is typeset when the book is built: no page loads a math engine
    to show it. Only when a live cell's output contains TeX (IPython's Latex(), Math(),

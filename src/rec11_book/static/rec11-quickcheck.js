@@ -1,4 +1,4 @@
-// {quick-check}: compare a student's short answer with the page's (rec11_book.quickcheck).
+// {quick-check}: compare a student's short answer with the page's (rec11_book.extensions.quickcheck).
 // Without this script the form shows its prompt and an empty answer box, and no button.
 // Node's tests load the comparison alone (tests/js/quickcheck.test.mjs).
 "use strict";

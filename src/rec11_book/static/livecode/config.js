@@ -3,7 +3,7 @@
  * Nothing here touches the page, so every module can be tested under Node
  * (tests/js). The page's own settings (where kernels come from, the kernel's
  * name, Thebe's files) are JSON the build writes into each live page:
- * <script id="rec11-live-code-config">, see src/rec11_book/livecode.py.
+ * <script id="rec11-live-code-config">, see src/rec11_book/extensions/livecode.py.
  */
 
 export const CONFIG_ID = "rec11-live-code-config";

@@ -5,7 +5,7 @@
  * editable cells and starts a kernel from the source chosen in
  * _config.yml (rec11_live_code): a BinderHub, or a Jupyter server /
  * JupyterHub. The build writes that choice into each live page as JSON,
- * and loads this module on those pages only (src/rec11_book/livecode.py).
+ * and loads this module on those pages only (src/rec11_book/extensions/livecode.py).
  *
  * This module is all a page loads before the click: the state machine
  * (state.js), published as window.rec11LiveCode, and the status line

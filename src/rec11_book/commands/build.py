@@ -1,0 +1,281 @@
+"""Build the book strictly, then export its figures.
+
+    python -m rec11_book.commands.build [--book DIR] [--out DIR] [--figures DIR]
+
+First trains every model the pages will ask for, two at a time on two cores
+(``rec11.models``, one training thread each), then runs the pages the execution cache
+lacks, two at a time, into that cache (``rec11_book.commands.preexecute``). Then runs
+``jupyter-book build`` with warnings as errors (``-W``), nitpicky references
+(``-n``) and ``--keep-going`` so that one run lists every problem, each with its
+file and line. Execution errors stop the build too (``nb_execution_raise_on_error``
+in ``_config.yml``). Afterwards every named figure is written to the figures folder
+as SVG and PNG, and a one-line summary says how many pages executed and how many
+came from the cache. A model trained while the pages ran (one that ``rec11.models``
+does not list) is named, so it can be added there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rec11.chapter import load_substitutions
+from rec11.models import MODULES, stamp
+from rec11_book.commands import preexecute
+from rec11_book.compat.myst_nb import cell_failure
+from rec11_book.compat.nbclient import cell_source_header
+from rec11_book.compat.nbclient import failed_cells as failed_cells_in
+from rec11_book.compat.sphinx import logged_warnings
+from rec11_book.extensions import executions
+from rec11_book.extensions.notebooks import QUIET_TRAINING
+from rec11_book.shared.figures import FigureError, publish
+from rec11_book.shared.pagefacts import page_modules
+from rec11_book.shared.pages import FAILED_PAGES
+
+
+def jupyter_book() -> list[str]:
+    """Jupyter Book's command line, started without its slow optional imports (rec11_book.commands.quickstart)."""
+    return [sys.executable, "-m", "rec11_book.commands.quickstart"]
+
+
+def model_modules(book: Path) -> list[str]:
+    """The ``rec11`` model modules the book's pages import: whose models to train first."""
+    imported = set()
+    for page in (book / "book").rglob("*.md") if (book / "book").is_dir() else ():
+        imported |= page_modules(page.read_text())
+    return [m for m in MODULES if m in imported]
+
+
+def models_ready(book: Path, modules: list[str]) -> bool:
+    """Whether every model of ``modules`` is in the book's model cache for this code, seed and
+    threads: ``rec11.models``'s stamp, read here without starting a Python or importing torch."""
+    with contextlib.chdir(book):  # the model cache is the book's (rec11.sources.cache_dir)
+        return stamp(modules).is_file()
+
+
+def train_models(book: Path) -> int:
+    """Train the pages' models side by side (``python -m rec11.models``) before the pages run."""
+    modules = model_modules(book)
+    if not modules or models_ready(book, modules):
+        return 0
+    env = {**os.environ, "REC11_QUIET_TRAINING": "1"}
+    return subprocess.run([sys.executable, "-m", "rec11.models", "--modules", *modules], check=False, cwd=book,
+                          env=env).returncode
+
+
+# Lines a build prints that tell a reader nothing: a kernel's note on its local ports,
+# Jupyter Book copying its own sources over themselves, and Sphinx's invitation to report
+# a bug for what is a page's error (rec11's own summary names the page and line).
+NOISE = re.compile(r"Kernel is running over TCP without encryption|will overwrite data|"
+                   r"Please also report this if it was a user error|A bug report can be filed|"
+                   r"github\.com/sphinx-doc/sphinx/issues")
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+# The log text read below is the tools' (their warnings and a failing cell's report), read
+# through rec11_book.compat: Sphinx's warning lines, myst-nb's "Executing notebook failed",
+# nbclient's report of the cell. The summary of which pages ran reads no log (executions).
+
+
+def readable(lines):
+    """The build's lines without ``NOISE`` and without the frames of the execution machinery
+    that precede a failing cell's own traceback (which stays, once): myst-nb's warning prints
+    nbclient's own frames (jupyter-cache, asyncio, nbclient) before the cell's source and
+    traceback, and those frames say nothing about the page."""
+    machinery = False
+    for line in lines:
+        plain = ANSI.sub("", line)
+        if machinery:
+            header = cell_source_header(line, plain)
+            if header is None:
+                continue
+            machinery = False
+            line = header
+        elif cell_failure(plain):
+            machinery = True
+        if not NOISE.search(line):
+            yield line
+
+
+def build(book: Path, out: Path, extra: tuple[str, ...] = (), training_log: Path | None = None) -> tuple[int, str]:
+    """Run the strict build; return (exit code, everything it printed but ``readable`` drops)."""
+    cmd = [*jupyter_book(), "build", str(book), "--path-output", str(out), "-W", "-n", "--keep-going", *extra]
+    env = {**os.environ, **({"REC11_TRAINING_LOG": str(training_log)} if training_log else {})}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines = []
+    for line in readable(proc.stdout):  # stream, so a long build shows progress
+        sys.stdout.write(line)
+        lines.append(line)
+    return proc.wait(), "".join(lines)
+
+
+def warnings(log: str) -> list[str]:
+    """``file:line: message`` for each Sphinx warning or error the build printed, once each, in
+    order (a cell's failure is left to ``failed_cells``, which finds its line in the page)."""
+    found = []
+    for where, message in logged_warnings(ANSI.sub("", log)):
+        if cell_failure(message):
+            continue
+        text = f"{where}: {message}" if where else message
+        if text not in found:
+            found.append(text)
+    return found
+
+
+def pages_named(problems: list[str], book: Path) -> set[str]:
+    """The docnames of the pages ``file:line: message`` problems name (for the next build to
+    read again)."""
+    names = set()
+    for problem in problems:
+        path = Path(problem.split(":", 1)[0]).resolve()
+        if path.suffix == ".md" and path.is_relative_to(book):
+            names.add(path.relative_to(book).with_suffix("").as_posix())
+    return names
+
+
+def failed_cells(log: str) -> list[str]:
+    """``file:line: error`` for each cell that raised, with the line of the page it is on.
+
+    nbclient reports the failing cell's source and the line within the cell; this
+    finds that cell in the markdown page, so the message points at the page's line.
+    """
+    messages = []
+    for path, source, trace in failed_cells_in(ANSI.sub("", log)):
+        path = Path(path)
+        errors = re.findall(r"^(\w+(?:Error|Exception|Interrupt)\b.*)$", trace, re.M)
+        in_cell = re.search(r"line (\d+)", trace)
+        line = "?"
+        if path.is_file() and source.strip():
+            text = path.read_text()
+            at = text.find(source.strip())  # the whole cell: a first line alone may repeat
+            at = at if at >= 0 else text.find(source.strip().splitlines()[0])
+            if at >= 0:
+                line = text.count("\n", 0, at) + (int(in_cell[1]) if in_cell else 1)
+        messages.append(f"{path}:{line}: a code cell raised {errors[-1] if errors else 'an error'}")
+    return messages
+
+
+def remove_stale_handouts(book: Path, html: Path) -> list[Path]:
+    """Delete the handout PDFs (``make handout``'s) that are older than a page the build wrote,
+    so that ``_build/html`` never offers a PDF of pages that have changed since."""
+    name = str(load_substitutions(book).get("handout", ""))
+    if not name.endswith(".pdf") or not html.is_dir():
+        return []
+    pdfs = [p for p in (html / name, html / f"{name[:-4]}-instructor.pdf") if p.is_file()]
+    newest = max((p.stat().st_mtime for p in (html / "book").rglob("*.html")), default=0)  # the pages
+    stale = [p for p in pdfs if p.stat().st_mtime < newest]
+    for pdf in stale:
+        pdf.unlink()
+    return stale
+
+
+def foreign_package(book: Path) -> str | None:
+    """Why this build would run another checkout's code, or None.
+
+    In a checkout (``pyproject.toml`` and ``src/`` beside the pages), ``rec11`` and
+    ``rec11_book`` must be imported from that ``src/``. A ``.venv`` copied or moved from
+    another checkout keeps editable installs that point back there, and would build the
+    pages with that code.
+    """
+    import rec11
+    import rec11_book
+
+    if not (book / "pyproject.toml").is_file():
+        return None
+    for package in (rec11, rec11_book):
+        local = (book / "src" / package.__name__).resolve()
+        imported = Path(package.__file__).resolve().parent
+        if local.is_dir() and imported != local:
+            return (f"rec11: this build would run {package.__name__} from {imported}, not from this"
+                    f" checkout's {local} (the .venv was made in another folder). Fix: rm -rf .venv,"
+                    " then make build again.")
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--book", type=Path, default=Path("."), help="folder with _config.yml and _toc.yml")
+    parser.add_argument("--out", type=Path, default=None, help="build output root (default: the book folder)")
+    parser.add_argument("--figures", type=Path, default=None, help="figure export folder (default: BOOK/figures)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="pages run side by side before the build (default: 2, or 1 on one core)")
+    args = parser.parse_args(argv)
+    problem = foreign_package(args.book.resolve())
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    out = args.out or args.book
+    start = time.perf_counter()
+    if train_models(args.book) != 0:
+        print("rec11: training the pages' models FAILED (python -m rec11.models); see above", file=sys.stderr)
+        return 1
+    training_log = out / "_build" / "models-trained-by-pages.jsonl"
+    training_log.unlink(missing_ok=True)
+    training_log.parent.mkdir(parents=True, exist_ok=True)
+    # the pages' kernels inherit both, before the build as in it (rec11_book.extensions.notebooks)
+    os.environ["REC11_TRAINING_LOG"] = str(training_log)
+    os.environ.setdefault(QUIET_TRAINING, "1")
+    ahead_log: list[str] = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        ahead_log.append(line)
+
+    doctrees = out / "_build" / ".doctrees"
+    executions.forget(doctrees)
+    ahead = preexecute.run(args.book.resolve(), out.resolve(), jobs=args.jobs, log=say)
+    code, log = build(args.book, out, training_log=training_log)
+    log = "\n".join(ahead_log) + "\n" + log
+    # the pages run before Sphinx, as docnames; Sphinx then found them in the cache
+    executions.add_ahead(doctrees, [Path(name).with_suffix("").as_posix() for name in ahead["ran"]])
+    if training_log.is_file():
+        names = [json.loads(line)["name"] for line in training_log.read_text().splitlines()]
+        print(f"rec11: {len(names)} model(s) trained one at a time while the pages ran ({', '.join(names)}):"
+              " list them in rec11.models.book_models to train them side by side first")
+    summary = executions.summary(doctrees)
+    seconds = time.perf_counter() - start
+    print(
+        f"\nrec11: {len(summary['executed'])} page(s) executed {summary['executed']} "
+        f"({len(ahead['ran'])} of them side by side before the build), "
+        f"{len(summary['cached'])} from the cache; {seconds:.1f} s"
+    )
+    failed = doctrees / FAILED_PAGES
+    if code != 0:
+        problems = failed_cells(log) + warnings(log)
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text("\n".join(sorted(pages_named(problems, args.book.resolve()))) + "\n")
+        for message in problems:
+            print(f"rec11: {message}", file=sys.stderr)
+        reports = out / "_build" / "html" / "reports"
+        if reports.is_dir():
+            print(f"rec11: the execution reports are in {reports}", file=sys.stderr)
+        first = problems[0] if problems else f"exit {code}; see the output above"
+        more = f" ({len(problems) - 1} more above)" if len(problems) > 1 else ""
+        print(f"rec11: the build FAILED{more}: {first}", file=sys.stderr)  # the last line: where, and the fix
+        return code
+    try:
+        written = publish(out / "_build", args.figures or args.book / "figures")
+    except FigureError as err:
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text("\n".join(sorted(pages_named([str(err)], args.book.resolve()))) + "\n")
+        print(f"rec11: the build FAILED: {err}", file=sys.stderr)
+        return 1
+    failed.unlink(missing_ok=True)
+    print(f"rec11: exported {len(written)} figure files to {args.figures or args.book / 'figures'}")
+    stale = remove_stale_handouts(args.book, out / "_build" / "html")
+    if stale:
+        print(f"rec11: removed {', '.join(p.name for p in stale)}, older than the pages; "
+              "make handout prints them again")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""Preview while editing: save a page, and the browser shows it rebuilt about a second later.
+
+    python -m rec11_book.commands.preview [--book .] [--port 8000] [--host 127.0.0.1]
+
+(``make preview``.) Serves ``_build/html`` at http://HOST:PORT, watches the pages
+(``book/``), ``_config.yml``, ``_toc.yml`` and the package (``src/rec11``), and on each
+save rebuilds and reloads the open tab. It is the same build as ``make build`` (Jupyter
+Book's ``build -W -n --keep-going``, the same execution cache, the same ``_build``), so
+switching between the two rebuilds nothing, and a warning is printed but still lets the
+page update. Figures are exported to ``figures/`` by ``make build`` only.
+
+Why it is quick: a rebuild after a prose edit is a fraction of a second of Sphinx work,
+but a fresh ``sphinx-build`` or ``jupyter-book`` process spends seconds importing
+Sphinx, myst-nb, the theme and every extension (sphinx-autobuild starts one per save).
+This server imports all of that once, at start, and runs each rebuild in a child forked
+from itself, so every rebuild starts warm and still gets a clean Sphinx of its own.
+Reloading the browser is sphinx-autobuild's (its server, file watcher and injected
+script; pinned in requirements.txt), used through ``rec11_book.compat.sphinx_autobuild``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+
+from rec11_book.commands.quickstart import block_slow_imports
+from rec11_book.compat.sphinx_autobuild import reloading_site
+
+WATCH = ["book", "_config.yml", "_toc.yml", "src/rec11"]
+IGNORE = ["_build", ".cache", "figures", ".venv", "node_modules", ".git", "conf.py", ".pytest_cache"]
+# Imported once, before the first build, so that each forked rebuild finds them loaded.
+WARM = ["sphinx.application", "sphinx.builders.html", "jupyter_book.cli.main", "jupyter_book.sphinx",
+        "myst_nb.sphinx_ext", "myst_parser.sphinx_ext.main", "sphinx_book_theme", "pydata_sphinx_theme",
+        "sphinx_external_toc", "sphinx_design", "sphinx_copybutton", "sphinx_togglebutton", "sphinx_thebe",
+        "sphinx_comments", "sphinx_exercise", "sphinx_multitoc_numbering", "sphinx_jupyterbook_latex",
+        "jupyter_cache.cache.main", "nbclient", "bs4", "PIL.Image", "fontTools.subset"]
+
+
+def warm_up(book: Path) -> float:
+    """Import what a build needs, the book's own extensions included; return seconds."""
+    import yaml
+
+    start = time.perf_counter()
+    block_slow_imports()
+    config = yaml.safe_load((book / "_config.yml").read_text()) or {}
+    extensions = (config.get("sphinx") or {}).get("extra_extensions") or []
+    for name in [*WARM, *extensions]:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # not installed here: the build will say so if the book needs it
+    return time.perf_counter() - start
+
+
+def rebuild(book: str) -> int:
+    """One build, as ``make build`` runs it (without the figure export); in a forked child."""
+    from jupyter_book.cli.main import main as jupyter_book
+
+    start = time.perf_counter()
+    try:
+        jupyter_book(["build", book, "-W", "-n", "--keep-going", "--quiet"], standalone_mode=False)
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 1
+    except Exception as err:  # noqa: BLE001 - a broken page must not stop the preview
+        print(f"preview: the build failed: {err}", file=sys.stderr)
+        code = 1
+    print(f"preview: rebuilt in {time.perf_counter() - start:.1f} s"
+          + ("" if code == 0 else " (with warnings or errors above)"), flush=True)
+    return code
+
+
+class Rebuilder:
+    """sphinx-autobuild's change callback: rebuild in a child forked from this warm process."""
+
+    def __init__(self, book: Path):
+        self.book = str(book)
+        self.fork = multiprocessing.get_context("fork")
+
+    def __call__(self, *, changed_paths=()):
+        if changed_paths:
+            names = ", ".join(str(Path(p).relative_to(self.book)) if str(p).startswith(self.book) else str(p)
+                              for p in list(changed_paths)[:3])
+            print(f"preview: changed {names}", flush=True)
+        child = self.fork.Process(target=rebuild, args=(self.book,))
+        child.start()
+        child.join()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--book", type=Path, default=Path("."))
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--no-initial-build", action="store_true")
+    args = parser.parse_args(argv)
+    book = args.book.resolve()
+    if "fork" not in multiprocessing.get_all_start_methods():
+        print("rec11 preview: this system cannot fork a process (Windows), which the preview's fast"
+              " rebuilds need. Instead: run `make build` after each edit and open"
+              " _build/html/index.html, or use WSL, Linux or macOS.", file=sys.stderr)
+        return 2
+    os.chdir(book)
+
+    import uvicorn
+
+    print(f"preview: imported Sphinx and the book's extensions in {warm_up(book):.1f} s", flush=True)
+    rebuilder = Rebuilder(book)
+    html = book / "_build" / "html"
+    html.mkdir(parents=True, exist_ok=True)
+    if not args.no_initial_build:
+        rebuilder()
+    watch = [book / p for p in WATCH if (book / p).exists()]
+
+    def pages_of(paths: list[Path]) -> list[Path]:
+        """The pages a save rewrote: the tab reloads as soon as they are written again, and the
+        rest of the build (slide deck, notebook downloads) finishes behind it."""
+        return [html / p.relative_to(book).with_suffix(".html") for p in paths
+                if p.suffix == ".md" and p.is_relative_to(book / "book")]
+
+    url_host = f"{args.host}:{args.port}"
+    app = reloading_site(html, watch, [str(book / p) for p in IGNORE],
+                         [r".*\.swp$", r".*~$", r".*\.#.*", r".*/\.ipynb_checkpoints/.*"],
+                         rebuilder, pages_of, url_host)
+    print(f"preview: serving http://{url_host}/ ; watching {', '.join(WATCH)} (Ctrl+C stops)", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

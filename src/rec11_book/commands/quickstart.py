@@ -1,0 +1,57 @@
+"""Start a build without the two waits that have nothing to do with the book.
+
+A prose edit rebuilds one page in well under a second; before this module, the build
+spent most of its 8-12 s getting started (profiled with cProfile and ``-X importtime``):
+
+1. **An import that compiles 39 grammars.** Jupyter Book imports ``jsonschema`` for its
+   ``_config.yml`` schema, and ``jsonschema`` imports the optional ``rfc3987_syntax``
+   package when it is installed, which builds 39 Lark parsers at import: about 2 s,
+   every build. It only serves the ``iri`` formats of a *format checker*, and Jupyter
+   Book validates without one, so ``python -m rec11_book.commands.quickstart`` (Jupyter Book's
+   own command line, otherwise unchanged) runs with that import made to fail, as if the
+   package were not installed. ``rec11_book.commands.build`` and the preview start this way.
+2. **A walk through node_modules and .venv.** ``sphinx-external-toc`` (with
+   ``only_build_toc_files``) globs ``**/*.md``, ``**/*.ipynb`` ... through the whole
+   book folder, ``node_modules`` and ``.venv`` included (tens of thousands of entries,
+   about 0.9 s), to exclude every file the toc does not list. The Sphinx extension
+   ``rec11_book.extensions.tocwalk`` makes that walk skip folders that ``exclude_patterns``
+   already excludes: files in them are dropped either way, so the result is the same.
+
+Neither imports torch or any model code.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rec11_book.compat.jsonschema import block_optional_imports
+from rec11_book.compat.jupyter_book import reraised
+
+
+def block_slow_imports() -> None:
+    """Make ``jsonschema``'s slow optional import fail, as if its package were not installed."""
+    block_optional_imports()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``jupyter-book ARGS``, started without the slow imports."""
+    block_slow_imports()
+    from jupyter_book.cli.main import main as jupyter_book
+
+    sys.argv = ["jupyter-book", *(sys.argv[1:] if argv is None else argv)]
+    try:
+        jupyter_book()
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except RuntimeError as err:
+        if not reraised(err):
+            raise
+        # Sphinx has printed the exception and where its traceback is saved; Jupyter Book's
+        # re-raise would print the whole chain again: a failing cell's traceback twice
+        print("jupyter-book: the build stopped on the error above", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Figures as light as they can be without looking worse, and sized so nothing reflows.
+
+* **Sizes in the HTML.** Every ``<img>`` of a page gets ``width`` and ``height`` (its
+  pixel size; ``rec11.css`` keeps the aspect ratio when the theme scales it down), so
+  the browser reserves its box before the file arrives: no layout shift.
+* **Lazy below the fold.** The page's first figure loads at once (it may be the largest
+  thing in the first screen); every later one has ``loading="lazy"``, so a phone
+  fetches figures as the reader scrolls to them. All are ``decoding="async"``.
+* **Smaller PNG files.** After the build, each PNG in ``_images`` is recompressed
+  losslessly (Pillow, ``optimize=True``; an opaque RGBA image loses its constant alpha
+  channel). A 256-colour palette is used only where it cannot be seen: the quantized
+  image must match the original in every pixel within ``PALETTE_MAX_DIFF`` levels (of 255)
+  in each channel, the measure against which the figures were compared side by side by
+  eye. Otherwise the lossless file is kept. Results are kept in ``_build/.rec11-png``,
+  keyed by the original file's hash, so a rebuild redoes nothing.
+
+The SVG copies exported to ``figures/`` are not touched (``rec11_book.commands.build``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+# Largest difference, per channel and pixel, a palette may make (levels of 255). The
+# figures with the largest differences (15 and 14: a light grey grid line under a dense
+# line plot, digits scattered over a grid) were compared with their originals side by
+# side, whole and at 4x around the worst pixel: no change was visible at 1x, and only a
+# faint warm tint of a grid line at 4x. A figure that needs more (a smooth colour map,
+# a photograph) stays lossless.
+PALETTE_MAX_DIFF = 16
+CACHE_VERSION = "1"
+_IMG = re.compile(r"<img\b[^>]*>")
+_SRC = re.compile(r'\bsrc="([^"]+)"')
+
+
+# --- the files ------------------------------------------------------------------------------
+
+
+def _encode(image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+def optimise_png(data: bytes, max_diff: int = PALETTE_MAX_DIFF) -> tuple[bytes, str]:
+    """The smallest acceptable PNG for ``data`` and how it was made ('palette', 'lossless', 'original')."""
+    from PIL import Image, ImageChops
+
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    if image.mode == "RGBA" and image.getchannel("A").getextrema() == (255, 255):
+        image = image.convert("RGB")  # opaque: the alpha channel carries nothing
+    elif image.mode not in {"RGB", "RGBA", "L", "LA", "P"}:
+        image = image.convert("RGBA")
+    best, how = data, "original"
+    lossless = _encode(image)
+    if len(lossless) < len(best):
+        best, how = lossless, "lossless"
+    if image.mode in {"RGB", "RGBA"}:
+        # MAXCOVERAGE keeps the small differences (anti-aliased edges, colour maps) smaller
+        # than MEDIANCUT on these figures; FASTOCTREE is the only one that keeps alpha.
+        methods = ([Image.Quantize.FASTOCTREE] if image.mode == "RGBA"
+                   else [Image.Quantize.MAXCOVERAGE, Image.Quantize.MEDIANCUT])
+        for method in methods:
+            palette = image.quantize(colors=256, method=method, dither=Image.Dither.NONE)
+            worst = max(high for _, high in ImageChops.difference(image, palette.convert(image.mode)).getextrema())
+            if worst <= max_diff:
+                small = _encode(palette)
+                if len(small) < len(best):
+                    best, how = small, "palette"
+                break
+    return best, how
+
+
+def optimise_folder(images: Path, cache: Path) -> dict[str, int]:
+    """Optimise every PNG in ``images`` in place; return counts and bytes before/after."""
+    cache.mkdir(parents=True, exist_ok=True)
+    stats = {"files": 0, "palette": 0, "lossless": 0, "original": 0, "before": 0, "after": 0}
+    for png in sorted(images.glob("*.png")):
+        data = png.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        done = cache / f"{digest}.done"  # this file is already an optimised result
+        if done.exists():
+            continue
+        stored = cache / f"{digest}.png"
+        if stored.exists():
+            out, how = stored.read_bytes(), (cache / f"{digest}.how").read_text()
+        else:
+            out, how = optimise_png(data)
+            stored.write_bytes(out)
+            (cache / f"{digest}.how").write_text(how)
+        png.write_bytes(out)
+        (cache / f"{hashlib.sha256(out).hexdigest()}.done").touch()
+        stats["files"] += 1
+        stats[how] += 1
+        stats["before"] += len(data)
+        stats["after"] += len(out)
+    return stats
+
+
+def optimise_site(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    images = Path(app.outdir) / app.builder.imagedir
+    if not images.is_dir():
+        return
+    stats = optimise_folder(images, Path(app.outdir).parent / f".rec11-png-v{CACHE_VERSION}")
+    if stats["files"]:
+        logger.info(f"rec11: {stats['files']} PNG file(s) optimised, {stats['before'] // 1000} -> "
+                    f"{stats['after'] // 1000} kB ({stats['palette']} with a palette, "
+                    f"{stats['lossless']} lossless, {stats['original']} unchanged)")
+
+
+# --- the pages ------------------------------------------------------------------------------
+
+
+def _image_size(app: Sphinx, uri: str) -> tuple[int, int] | None:
+    """Pixel size of an image a page shows, from the file the builder will copy."""
+    from PIL import Image
+
+    name = uri.rsplit("/", 1)[-1]
+    sources = getattr(app, "rec11_image_sources", None)
+    if sources is None or name not in sources:
+        sources = app.rec11_image_sources = {dest: src for src, dest in app.builder.images.items()}
+    src = sources.get(name)
+    if src is None:
+        return None
+    try:
+        with Image.open(Path(app.srcdir) / src) as image:
+            return image.size
+    except OSError:
+        return None
+
+
+def add_attributes(html: str, size_of) -> str:
+    """``width``/``height`` on every ``<img>``, ``loading="lazy"`` on all but the first."""
+    count = 0
+
+    def fix(match):
+        nonlocal count
+        tag = match.group(0)
+        src = _SRC.search(tag)
+        if src is None:
+            return tag
+        count += 1
+        extra = []
+        size = size_of(src.group(1))
+        if size and " width=" not in tag and " height=" not in tag:
+            extra.append(f'width="{size[0]}" height="{size[1]}"')
+        if " loading=" not in tag:
+            extra.append('loading="lazy"' if count > 1 else 'loading="eager"')
+        if " decoding=" not in tag:
+            extra.append('decoding="async"')
+        if not extra:
+            return tag
+        end = -2 if tag.endswith("/>") else -1
+        return tag[:end].rstrip() + " " + " ".join(extra) + (" />" if end == -2 else ">")
+
+    return _IMG.sub(fix, html)
+
+
+def size_images(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    if doctree is None or "body" not in context:
+        return
+    context["body"] = add_attributes(context["body"], lambda uri: _image_size(app, uri))
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("html-page-context", size_images)
+    app.connect("build-finished", optimise_site, priority=400)  # before the slides and handout read _images
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

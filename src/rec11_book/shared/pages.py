@@ -1,0 +1,233 @@
+"""What the build's modules share: the one place for a helper more than one of them uses.
+
+* **The chapter.** ``rec11.chapter`` reads ``_toc.yml`` and the course facts (the
+  session plan page reads them too); :func:`for_instructors` says which pages a
+  student edition leaves out.
+
+* **Where things are.** The build's checks report a problem at the page and line
+  where an editor can fix it. :func:`parse_cells` reads a page's MyST markdown itself
+  (dependency fingerprints and the Live Code check read a page before Sphinx parses
+  it); :func:`line_of` finds the line of a node Sphinx has already parsed.
+* **What is kept per page.** An extension that records something about each page
+  (its fingerprint, its notes, its reading time, its formulas) keeps it in the build
+  environment, so that an incremental build re-reads only the changed pages:
+  :func:`keep_per_page` sets up that record once for all of them.
+* **Passes over rendered HTML.** :func:`filter_pages` hooks a pass into every page the
+  HTML builder renders (the trim, the math ids); :func:`unique_ids` numbers the math
+  glyph ids of a whole document (a page, the deck, the handout).
+
+Modules import from here, never from each other's internals.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from pathlib import Path
+
+import yaml
+from docutils import nodes
+from sphinx.application import Sphinx
+
+from rec11_book.compat.myst_nb import glue_file, output_folder
+from rec11_book.compat.sphinx import filter_rendered_pages, warnings_fail_build
+
+_CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
+
+
+def parse_cells(text: str) -> list[tuple[int, str, str]]:
+    """(line, options, code) of every code cell of a MyST page.
+
+    Options come first in a cell, either as ``:key: value`` lines or as a YAML block
+    between ``---`` lines; they are not Python. ``line`` is the page line of the
+    cell's first line of code.
+    """
+    cells = []
+    for match in _CODE_CELL.finditer(text):
+        lines = match[2].split("\n")
+        options = []
+        if lines[0].strip() == "---" and "---" in (ln.strip() for ln in lines[1:]):
+            end = [ln.strip() for ln in lines].index("---", 1) + 1
+            options, lines = lines[:end], lines[end:]
+        else:
+            while lines and re.match(r"^:[\w-]+:", lines[0]):
+                options.append(lines.pop(0))
+        line = text.count("\n", 0, match.start(2)) + 1 + len(options)
+        cells.append((line, "\n".join(options), "\n".join(lines)))
+    return cells
+
+
+def code_cells(text: str) -> list[str]:
+    """The code of every code cell of a MyST page, without the cell's options."""
+    return [code for _, _, code in parse_cells(text)]
+
+
+FAILED_PAGES = ".rec11-failed-pages"  # in the doctrees folder: pages a failed build warned about
+
+
+# The event ``reading`` answers with the ``{agenda}`` as Markdown (fromdoc, slides, site).
+AGENDA_MARKDOWN = "rec11-agenda-markdown"
+# The comment that starts a page's fingerprint cell (``fingerprints``); the downloads leave that cell out.
+FINGERPRINT_MARK = "# dependency fingerprint (added by rec11_book.extensions.fingerprints)"
+
+
+def package_dir(app: Sphinx) -> Path | None:
+    """The course package's sources: ``src/rec11`` beside the book, else the installed copy."""
+    local = Path(app.srcdir) / app.config.rec11_package_src
+    return local if local.is_dir() else None
+
+
+def failed_pages(doctrees: Path) -> set[str]:
+    """The pages the last failed build reported a problem on: the next build reads them again,
+    so that a problem is reported until it is fixed (Sphinx re-reads only changed files)."""
+    path = doctrees / FAILED_PAGES
+    return set(path.read_text().split()) if path.is_file() else set()
+
+
+def glued_values(app: Sphinx, docname: str) -> dict:
+    """The page's glued values as myst-nb saved them (``<docname>.glue.json``)."""
+    folder = output_folder(app)
+    path = glue_file(folder or "", docname)
+    return json.loads(path.read_text()) if folder and path.is_file() else {}
+
+
+def line_of(node: nodes.Node) -> int | None:
+    """The source line of a node, or of its nearest ancestor that has one."""
+    while node is not None:
+        if node.line:
+            return node.line
+        node = node.parent
+    return None
+
+
+def build_failed(app: Sphinx, exception: BaseException | None) -> bool:
+    """Whether this build has failed so far: an exception, or a warning under ``-W`` (which
+    ``--keep-going`` turns into exit status 1 only after ``build-finished``).
+
+    Sphinx does not say so before the build ends: ``rec11_book.compat.sphinx`` reads it.
+    """
+    return exception is not None or warnings_fail_build(app)
+
+
+def keep_per_page(app: Sphinx, name: str) -> None:
+    """Keep ``env.<name>``, a dict keyed by docname, across incremental and parallel builds.
+
+    It is created once, loses a page's entry when the page is re-read or removed, and
+    takes the entries of the pages a parallel reader read.
+    """
+
+    def init(app):
+        if not hasattr(app.env, name):
+            setattr(app.env, name, {})
+
+    def purge(app, env, docname):
+        getattr(env, name).pop(docname, None)
+
+    def merge(app, env, docnames, other):
+        theirs = getattr(other, name)
+        getattr(env, name).update({d: theirs[d] for d in docnames if d in theirs})
+
+    app.connect("builder-inited", init, priority=400)  # before the extension's own set-up reads it
+    app.connect("env-purge-doc", purge)
+    app.connect("env-merge-info", merge)
+
+
+# ---------------------------------------------------------------- the chapter's pages
+
+
+def front_matter(root: Path, docname: str) -> dict:
+    """The YAML front matter of a page's source (empty if it has none)."""
+    source = root / f"{docname}.md"
+    if not source.is_file():
+        raise FileNotFoundError(f"{source} is missing, but _toc.yml lists it")
+    return front_matter_of(source.read_text())
+
+
+def front_matter_of(text: str) -> dict:
+    """The YAML front matter of a page's source text (empty if it has none)."""
+    match = re.match(r"---\n(.*?)\n---\n", text, re.S)
+    return (yaml.safe_load(match[1]) or {}) if match else {}
+
+
+def for_instructors(meta: dict) -> bool:
+    """A page for instructors only (front matter ``audience: instructors``): not in the
+    student handout, and not in the chapter's reading time. Sphinx's ``env.metadata``
+    of a page, or :func:`front_matter`, is ``meta``."""
+    return meta.get("audience") == "instructors"
+
+
+def instructor_name(name: str) -> str:
+    """The instructor edition's file name, beside the handout's ``name``."""
+    return name.removesuffix(".pdf") + "-instructor.pdf"
+
+
+# ---------------------------------------------------------------- the deck's addresses
+
+SLIDE_MARK = "rec11-slide"  # the class a {slide} block puts on each of its elements
+DECK = "slides/index.html"  # the deck, in the site (``slides`` writes it)
+
+
+def slide_id(title: str) -> str:
+    """The deck's id for a slide (and the ``#/id`` a link to it ends with)."""
+    return "slide-" + nodes.make_id(title)
+
+
+def deck_uri(fromdoc: str, title: str) -> str:
+    """A link from page ``fromdoc`` to the slide called ``title``."""
+    return posixpath.relpath(DECK, posixpath.dirname(fromdoc) or ".") + "#/" + slide_id(title)
+
+
+def slides_of(env, docname: str) -> list:
+    """The instructor notes of a page, one per slide, in page order (``rec11.notes.Note``:
+    slide, minutes, block, line), as the ``notes`` extension keeps them."""
+    return list(getattr(env, "rec11_notes", {}).get(docname, ()))
+
+
+def deck_links(env, fromdoc: str, docname: str) -> list[nodes.Node]:
+    """A list of links, from ``fromdoc``, to each slide of page ``docname``."""
+    slides = slides_of(env, docname)
+    if not slides or env.app.builder.name != "html":  # only the html build writes the deck
+        return []
+    items = nodes.bullet_list(classes=["rec11-deck-links"])
+    for note in slides:
+        ref = nodes.reference("", note.slide, refuri=deck_uri(fromdoc, note.slide))
+        items += nodes.list_item("", nodes.paragraph("", "", ref, nodes.Text(f" · {note.minutes:g} min")))
+    return [items]
+
+
+# ---------------------------------------------------------------- passes over rendered HTML
+
+
+def filter_pages(app: Sphinx, name: str, edit) -> None:
+    """Pass every page the HTML builder renders through ``edit(html, context)``, once.
+
+    ``name`` marks the filter, so a builder set up twice (as the preview does) does not
+    stack the same filter; the book's filters (``trim_html`` in ``rec11_book.extensions.trim``,
+    math ids in ``rec11_book.extensions.mathsvg``) are each added by this function. Sphinx has no event
+    for a rendered page: ``rec11_book.compat.sphinx`` wraps its renderer.
+    """
+    filter_rendered_pages(app, name, edit)
+
+
+_CONTAINER = re.compile(r"<mjx-container\b.*?</mjx-container>", re.S)
+_ANY_PREFIX = re.compile(r"\bMJX-(?:@@|\d+)-")
+
+
+def unique_ids(html: str) -> str:
+    """Number each formula's glyph ids in the order the formulas appear in ``html``.
+
+    A formula's SVG defines its glyphs (``<path id="MJX-n-TEX-...">``) and uses them by
+    id. The same formula can appear more than once in a page (a heading with math is also
+    in "On this page", which the theme writes twice), and the handout and the slide deck
+    put many pages into one document: numbering over the whole, finished document keeps
+    every id unique (axe: duplicate-id) and every formula drawing its own glyphs.
+    """
+    count = 0
+
+    def number(match):
+        nonlocal count
+        count += 1
+        return _ANY_PREFIX.sub(f"MJX-{count}-", match.group(0))
+
+    return _CONTAINER.sub(number, html)

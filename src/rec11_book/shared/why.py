@@ -1,0 +1,109 @@
+"""Why a page runs again: what its code read when it last ran, and what differs now.
+
+The execution cache (jupyter-cache) keys a page on one hash of its notebook, fingerprint
+cell included (``rec11_book.extensions.fingerprints``): it knows that a page changed, not what. So
+each time a page runs before the build (``rec11_book.commands.preexecute``), its inputs are kept
+part by part: each code cell, each ``rec11`` module its code reaches, the seed shift and
+training threads, and, for the session plan, the instructor notes. The next time the page
+runs, the build prints what differs, for example
+
+    book/vae.md: executing (src/rec11/vae.py changed), side by side before the build
+    book/diffusion.md: executing (the cell at line 120 changed), ...
+
+Both files sit beside the execution cache: ``rec11-page-inputs.json`` (each page's inputs
+at its last run) and ``rec11-why-executed.json`` (the last build's pages and reasons).
+Standard library and the book's own modules only: no torch, no Sphinx.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from pathlib import Path
+
+from rec11 import seeds
+from rec11.sources import behaviour, module_closure
+from rec11_book.shared.pagefacts import facts, notes_hash
+
+INPUTS = "rec11-page-inputs.json"
+WHY = "rec11-why-executed.json"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def page_inputs(root: Path, page: Path, package: Path | None) -> dict:
+    """What the page's code reads, part by part (the parts ``fingerprints.stamp`` hashes whole)."""
+    text = page.read_text()
+    found = facts(text)
+    inputs = {"cells": [[line, _sha(code)] for line, _, code in found.cells], "modules": {}, "run": None,
+              "notes": notes_hash(root, text)}
+    if found.modules:
+        for name, path in sorted(module_closure(sorted(found.modules), package).items()):
+            shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+            inputs["modules"][name] = [shown, _sha(behaviour(path.read_text()))]
+        inputs["run"] = {"seed shift": seeds.shift(), "training threads": seeds.training_threads()}
+    return inputs
+
+
+def _lines(lines: list[int]) -> str:
+    if len(lines) == 1:
+        return f"line {lines[0]}"
+    return "lines " + ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}"
+
+
+def _cell_reasons(before: list, now: list) -> list[str]:
+    """The code cells that differ, by their line on the page now (a cell that only moved is the same)."""
+    changed, added, removed = [], [], 0
+    matcher = difflib.SequenceMatcher(a=[h for _, h in before], b=[h for _, h in now], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        paired = min(i2 - i1, j2 - j1) if op == "replace" else 0  # an old cell edited into a new one
+        changed += [now[j][0] for j in range(j1, j1 + paired)]
+        added += [now[j][0] for j in range(j1 + paired, j2)]
+        removed += (i2 - i1) - paired
+    reasons = []
+    if changed:
+        reasons.append(f"the cell{'s' * (len(changed) > 1)} at {_lines(changed)} changed")
+    if added:
+        reasons.append(f"a new cell at {_lines(added)}" if len(added) == 1 else f"new cells at {_lines(added)}")
+    if removed:
+        reasons.append(f"{removed} cell{'s' * (removed > 1)} removed")
+    return reasons
+
+
+def reasons(before: dict | None, now: dict) -> list[str]:
+    """Why a page whose inputs were ``before`` at its last run runs again with inputs ``now``."""
+    if before is None:
+        return ["no earlier run of it in this cache"]
+    found = _cell_reasons(before["cells"], now["cells"])
+    old, new = before["modules"], now["modules"]
+    found += [f"{new[name][0]} changed" for name in sorted(new.keys() & old.keys()) if new[name][1] != old[name][1]]
+    found += [f"it now reaches {new[name][0]}" for name in sorted(new.keys() - old.keys())]
+    found += [f"it no longer reaches {old[name][0]}" for name in sorted(old.keys() - new.keys())]
+    if before["run"] and now["run"]:
+        found += [f"another {key} ({before['run'][key]} → {value})" for key, value in now["run"].items()
+                  if before["run"].get(key) != value]
+    if before["notes"] != now["notes"]:
+        found.append("the instructor notes changed")
+    # nothing the page's code reads changed: the cache lost it, or the notebook's settings changed
+    return found or ["its outputs were not in the execution cache"]
+
+
+def load(folder: Path) -> dict:
+    """Each page's inputs at its last run, from beside the execution cache."""
+    path = folder / INPUTS
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def save(folder: Path, inputs: dict, why: dict[str, list[str]]) -> None:
+    """Keep the pages' inputs and this build's reasons beside the execution cache."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / INPUTS).write_text(json.dumps(inputs, indent=1, sort_keys=True) + "\n")
+    (folder / WHY).write_text(json.dumps(why, indent=1, sort_keys=True) + "\n")
