@@ -242,10 +242,13 @@ SETTLED = {
                              " || i.complete)",
     "the fonts": "document.fonts.status === 'loaded'",
 }
-# Checked at an interval, not on animation frames: a page that paints nothing (no
-# JavaScript, or a machine too busy to produce frames) may run no requestAnimationFrame
-# callback for seconds, and the default polling then never looks.
-POLL_MS = 100
+# Checked from here, at an interval: Playwright's wait_for_function polls inside the page,
+# on animation frames (a page that paints nothing, or a machine too busy to produce frames,
+# may run no frame callback for seconds) or on the page's timers, and a page with JavaScript
+# turned off runs no timers: it is looked at once, and if it had not settled by then the
+# wait runs out with every condition true (CI failed so on book/generation without
+# JavaScript, twice).
+POLL_S = 0.1
 
 
 def settle(page, timeout: float = 20_000) -> None:
@@ -253,16 +256,17 @@ def settle(page, timeout: float = 20_000) -> None:
     if the page loaded it, has typeset; the deadline's error names each condition still
     false and the images still loading."""
     everything = " && ".join(f"({js})" for js in SETTLED.values())
-    try:
-        page.wait_for_function(f"() => {everything}", timeout=timeout, polling=POLL_MS)
-    except Exception as err:
-        still = [name for name, js in SETTLED.items() if not page.evaluate(f"() => {js}")]
-        images = page.evaluate("""() => [...document.images]
-            .filter(i => !i.complete && !(i.loading === 'lazy' && !i.currentSrc))
-            .map(i => i.currentSrc || i.src).slice(0, 5)""")
-        raise AssertionError(f"the page did not settle within {timeout / 1000:g} s: still false:"
-                             f" {', '.join(still) or 'none (each was true when read after the deadline)'};"
-                             f" images loading: {images}") from err
+    deadline = time.monotonic() + timeout / 1000
+    while not page.evaluate(f"() => {everything}"):
+        if time.monotonic() > deadline:
+            still = [name for name, js in SETTLED.items() if not page.evaluate(f"() => {js}")]
+            images = page.evaluate("""() => [...document.images]
+                .filter(i => !i.complete && !(i.loading === 'lazy' && !i.currentSrc))
+                .map(i => i.currentSrc || i.src).slice(0, 5)""")
+            raise AssertionError(f"the page did not settle within {timeout / 1000:g} s: still false:"
+                                 f" {', '.join(still) or 'none (each was true when read after the deadline)'};"
+                                 f" images loading: {images}")
+        time.sleep(POLL_S)
     typeset = "() => !window.MathJax || !MathJax.startup || !MathJax.startup.promise"
     if not page.evaluate(typeset):
         try:
