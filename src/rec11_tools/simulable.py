@@ -29,7 +29,8 @@ DRAWS = 2_000_000
 BATCH = 250_000
 
 
-def _generator(rng: np.random.Generator):
+def torch_generator(rng: np.random.Generator):
+    """A torch generator seeded from ``rng``: the simulations draw with torch, as the pages do."""
     import torch
 
     return torch.Generator().manual_seed(int(rng.integers(2**31)))
@@ -40,7 +41,7 @@ def rows_off(k: int, rng: np.random.Generator) -> np.ndarray:
     softmax over the queries (dim=0) of random (T, d_k) queries and keys."""
     import torch
 
-    g, out = _generator(rng), []
+    g, out = torch_generator(rng), []
     for start in range(0, k, BATCH):
         m = min(BATCH, k - start)
         Q, K = (torch.randn(m, T, D_K, generator=g, dtype=torch.float64) for _ in range(2))

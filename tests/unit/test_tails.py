@@ -17,20 +17,16 @@ import pytest
 import torch
 
 from rec11_tools import tails
-from rec11_tools.simulable import rows_off
+from rec11_tools.simulable import rows_off, torch_generator
 
 T, D_K = 6, 8  # three-details.md's sizes
-
-
-def _generator(rng):
-    return torch.Generator().manual_seed(int(rng.integers(2**31)))
 
 
 def moved(k, rng):
     """three-details.md 'with dim=0, position 0 depends on a later token', as the claim stood
     until 2026-12-05: log10 of how far position 0's output moves when the last query is
     aimed at key 0 (held above -3)."""
-    g, out = _generator(rng), []
+    g, out = torch_generator(rng), []
     mask = torch.tril(torch.ones(T, T))
     for start in range(0, k, 250_000):
         m = min(250_000, k - start)
