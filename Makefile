@@ -5,7 +5,8 @@
 # and helpers: make slides and make handout (the deck and the PDFs, from the build),
 # make preview (live reload while editing), make bench (writes BENCHMARKS.md),
 # make robustness (writes ROBUSTNESS.md), make claims PAGE=... (one page's claims), make clean,
-# make mutants (the checks' power, by mutation testing: docs/checks.md).
+# make mutants (the checks' power, by mutation testing: docs/checks.md), make new-book DEST=...
+# TITLE=... (another recitation's book with this machinery: docs/new-book.md).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -16,7 +17,7 @@ TORCH_INDEX_URL ?=
 PIP_EXTRA := $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL),)
 PREVIEW_PORT ?= 8000
 
-.PHONY: check build test slides handout preview bench robustness claims clean mutants
+.PHONY: check build test slides handout preview bench robustness claims clean mutants new-book
 
 # Two packages, both editable: the course code (src/pyproject.toml, rec11) and the book's
 # build and tools (pyproject.toml, rec11-book).
@@ -108,6 +109,12 @@ SEEDS ?= 10
 claims: $(VENV)/.installed
 	@test -n "$(PAGE)" || { echo "make claims: name the page, e.g. make claims PAGE=book/vae.md SEEDS=10"; exit 2; }
 	$(PY) -m rec11_tools.robustness --no-report --pages $(PAGE) --count $(SEEDS)
+
+# Another recitation's book, this machinery installed in it, not copied (docs/new-book.md):
+#   make new-book DEST=../recitation-12 TITLE="Recitation 12: topics" [YEAR=2027] [MACHINERY=git+URL@COMMIT]
+new-book: $(VENV)/.installed
+	@test -n "$(DEST)" -a -n "$(TITLE)" || { echo 'make new-book: e.g. make new-book DEST=../recitation-12 TITLE="Recitation 12: topics"'; exit 2; }
+	$(PY) -m rec11_book.commands.newbook "$(DEST)" --title "$(TITLE)" $(if $(YEAR),--year $(YEAR),) $(if $(MACHINERY),--machinery "$(MACHINERY)",)
 
 clean:
 	rm -rf _build

@@ -172,11 +172,14 @@ def migrate(results: dict[str, dict], root: Path, pages: list[str], fingerprints
 
 def check_package(root: Path, env: dict) -> None:
     """Stop unless the pages' kernels would import the book's own ``rec11``: a record is
-    labelled with the code under ``root``, so that is the code that must run."""
+    labelled with the code under ``root``, so that is the code that must run. A book with no
+    ``src/`` (one ``rec11_book.commands.newbook`` started) runs the packages it installed."""
     found = subprocess.run([sys.executable, "-c", "import rec11, rec11_tools; print(rec11.__file__); "
                             "print(rec11_tools.__file__)"], cwd=root / "book", env=env, capture_output=True,
                            text=True, check=False).stdout.split()
     src = (root / "src").resolve()
+    if not src.is_dir() and len(found) == 2:  # a book that installs its packages (commands.newbook)
+        return
     if len(found) != 2 or not all(Path(f).resolve().is_relative_to(src) for f in found):
         raise SystemExit(f"rec11_tools.robustness: the pages would import {found or 'no rec11'}, not the "
                          f"packages in {src}. Fix: run from that book's checkout, with its packages installed")

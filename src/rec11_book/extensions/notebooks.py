@@ -303,14 +303,20 @@ def built_commit(root: Path, branch: str) -> str:
         return os.environ.get("GITHUB_SHA") or branch
 
 
-def install_cell(repository: str, commit: str, packages: list[str], trains: bool) -> str:
-    """The first cell of a download: install ``rec11`` and its pins where it is missing."""
+def install_cell(repository: str, commit: str, packages: list[str], trains: bool, source: str = "") -> str:
+    """The first cell of a download: install ``rec11`` and its pins where it is missing.
+
+    ``source`` is ``rec11_package_source`` from ``_config.yml``: where pip gets ``rec11`` when
+    the book does not hold it (a book started by ``rec11_book.commands.newbook``); by default
+    the book's own repository at the commit the site is built from.
+    """
     # the course package alone: its project is src/ (the repository's root is the book's build)
-    course = f"rec11 @ git+{repository}@{commit}#subdirectory=src"
+    course = f"rec11 @ {source}" if source else f"rec11 @ git+{repository}@{commit}#subdirectory=src"
+    built_from = "from the source named below" if source else f"commit {commit[:7]}"
     requirements = ",\n".join(f'        "{r}"' for r in [course, *packages])
     lines = [
         "# Run this cell first. Where the course package rec11 is missing (Colab, a fresh",
-        f"# virtual environment) it installs rec11 as this book was built (commit {commit[:7]}),",
+        f"# virtual environment) it installs rec11 as this book was built ({built_from}),",
         "# with the versions the book was built with and torch's CPU build (about 200 MB).",
         "# On Binder, the course hub or in a clone of the book it installs nothing.",
     ]
@@ -395,7 +401,8 @@ def write_downloads(app) -> list[Path]:
         if not target.is_file():  # the theme offers no download for this page
             continue
         context = page_context(app, docname, GlueValues(executed, relative), problems)
-        install = install_cell(repository, commit, packages, uses_trained_models(app, docname))
+        install = install_cell(repository, commit, packages, uses_trained_models(app, docname),
+                               app.config.rec11_package_source)
         lines = Path(app.env.doc2path(docname)).read_text().split("\n")
         download = for_download(nb, context, install, lines)
         nbformat.write(download, target)
@@ -468,6 +475,8 @@ class SolutionsLink(SphinxRole):
 
 def setup(app) -> dict:
     kernels_inherit(QUIET_TRAINING, "1")
+    # where a download's install cell gets rec11, for a book that does not hold it (install_cell)
+    app.add_config_value("rec11_package_source", "", "env")
     app.add_role("solutions-notebook", SolutionsLink())
     # before rec11_book.extensions.notes puts back the session plan of a failed build (300), and the deck
     app.connect("build-finished", check_figures, priority=250)

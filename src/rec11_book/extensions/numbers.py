@@ -115,8 +115,8 @@ def student_lines(text: str) -> list[tuple[int, str]]:
         if stripped.startswith("$$"):
             display_math = stripped == "$$" or stripped.count("$$") == 1 if not display_math else False
             continue
-        if display_math or stripped.startswith("+++") or re.fullmatch(r"\([\w-]+\)=", stripped):
-            continue  # math, a cell break, a label
+        if display_math or stripped.startswith(("+++", "%")) or re.fullmatch(r"\([\w-]+\)=", stripped):
+            continue  # math, a cell break, a MyST comment (no reader sees it), a label
         out.append((i + 1, line))
     return sorted(out + figure_texts(text))
 
