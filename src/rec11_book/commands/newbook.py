@@ -156,6 +156,9 @@ def write(dest: Path, relative: str, text: str) -> None:
 
 def create(dest: Path, title: str, year: int, repository: str, machinery: str) -> list[str]:
     """Write the new book into ``dest``; returns the files written."""
+    if not (ROOT / "_config.yml").is_file():
+        raise NewBookError(f"{ROOT} is not a checkout of the book: new-book reads its _config.yml, pins and"
+                           " workflows. Fix: run it from a clone of the repository (make new-book there)")
     if dest.exists() and any(dest.iterdir()):
         raise NewBookError(f"{dest} exists and is not empty. Fix: choose a new folder for DEST")
     match = re.match(r"\s*(Recitation\s+\d+)", title)
