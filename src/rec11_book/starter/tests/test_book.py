@@ -17,6 +17,7 @@ import pytest
 from rec11.chapter import load_substitutions, toc_pages
 from rec11.notes import budget, collect, compare
 from rec11_book.extensions import facts
+from rec11_book.shared.pages import parse_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "jupytext:"
@@ -34,6 +35,14 @@ def test_every_page_of_the_toc_is_a_myst_notebook():
         assert path.is_file(), f"_toc.yml lists {page}, but {path} does not exist. Fix: add it, or remove the entry"
         assert HEADER in path.read_text().split("---", 2)[1], \
             f"{path}: no jupytext header, so the page does not run. Fix: copy book/index.md's front matter"
+
+
+def test_code_lines_fit_a_phone_and_a_printed_page():
+    """At most 79 characters: a 390 px phone and a printed page show no more."""
+    for page in toc_pages(ROOT):
+        for line, _, code in parse_cells((ROOT / f"{page}.md").read_text()):
+            long = [text for text in code.splitlines() if len(text) > 79]
+            assert not long, f"{page}.md:{line}: code lines over 79 characters: {long[:2]}"
 
 
 def test_the_notes_keep_to_the_session_budget():
