@@ -41,8 +41,8 @@ from pathlib import Path
 
 from rec11.chapter import toc_pages
 from rec11.sources import module_closure
-from rec11_book.compat.myst_nb import default_cache_folder
 from rec11_book.extensions import executions
+from rec11_book.shared.execution import cache_path
 from rec11_book.shared.pagefacts import page_modules
 from rec11_tools import pagespeed, previewtime
 
@@ -66,7 +66,7 @@ def run_build(book: Path, env: dict) -> dict:
     if result.returncode != 0:
         sys.exit(f"bench: the build failed:\n{(result.stdout + result.stderr)[-4000:]}")
     executed = executions.summary(book / "_build" / ".doctrees")["executed"]
-    ran = executions.page_seconds(default_cache_folder(book / "_build"), book)
+    ran = executions.page_seconds(cache_path(book), book)
     pages = {name: ran[name] for name in executed if name in ran}
     return {"seconds": seconds, "executed": executed, "page_seconds": pages}
 

@@ -69,12 +69,12 @@ def run_page(page: Path, timeout: int = 1800) -> dict:
     One page, in a fresh kernel, with soft asserts; ``glued`` holds the page's glued values.
     """
     import nbformat
-    from myst_nb.core.read import read_myst_markdown_notebook
     from nbclient import NotebookClient
 
+    from rec11_book.shared.execution import page_notebook
     from rec11_book.shared.pages import parse_cells
 
-    nb = read_myst_markdown_notebook(page.read_text())
+    nb = page_notebook(page, fingerprint=False)  # as the build reads it, without its bookkeeping
     lines = [line for line, _, _ in parse_cells(page.read_text())]
     code = [c for c in nb.cells if c.cell_type == "code"]
     cell_line = {id(c): (lines[i] if i < len(lines) else 0) for i, c in enumerate(code)}

@@ -30,10 +30,11 @@ def run_page(page: Path, timeout: int = 900) -> list[dict]:
     that raises stops the run with nbclient's CellExecutionError.
     """
     import psutil
-    from myst_nb.core.read import read_myst_markdown_notebook
     from nbclient import NotebookClient
 
-    nb = read_myst_markdown_notebook(page.read_text())
+    from rec11_book.shared.execution import page_notebook
+
+    nb = page_notebook(page, fingerprint=False)  # as the build reads it, without its bookkeeping
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(page.parent)}})
     peak, kernel_pid, done = [0], [None], threading.Event()

@@ -55,10 +55,11 @@ def core_pages(book: Path) -> list[str]:
 def run_page(path: Path) -> dict:
     """Run one page as a student's kernel would; measure memory, CPU and time to first output."""
     import psutil
-    from myst_nb.core.read import read_myst_markdown_notebook
     from nbclient import NotebookClient
 
-    nb = read_myst_markdown_notebook(path.read_text())
+    from rec11_book.shared.execution import page_notebook
+
+    nb = page_notebook(path, fingerprint=False)  # as the build reads it, without its bookkeeping
     client = NotebookClient(nb, timeout=900, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     peak, pid, done = [0], [None], threading.Event()

@@ -25,14 +25,17 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from pathlib import Path
 
-import yaml
-
 from rec11.chapter import toc_pages
 from rec11_book.compat.jupyter_cache import execute_notebook
-from rec11_book.compat.myst_nb import default_cache_folder
-from rec11_book.compat.myst_nb import page_notebook as read_page_notebook
-from rec11_book.extensions.fingerprints import PACKAGE_SRC, stamp, with_fingerprint
 from rec11_book.shared import why
+from rec11_book.shared.execution import (
+    book_config,
+    cache_path,
+    course_package,
+    page_notebook,
+    parser_config,
+    timeout,
+)
 
 # What every kernel prints once and no reader needs: ipykernel's note on its local TCP ports.
 KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption")
@@ -57,40 +60,6 @@ def quiet_kernels():
                     print(line, file=sys.stderr)
 
 
-def book_config(root: Path) -> dict:
-    return yaml.safe_load((root / "_config.yml").read_text()) or {}
-
-
-def parser_config(config: dict):
-    """The MyST settings myst-nb reads the pages with (``parse:`` in ``_config.yml``)."""
-    from myst_parser.config.main import MdParserConfig
-
-    parse = config.get("parse", {}) or {}
-    return MdParserConfig(enable_extensions=set(parse.get("myst_enable_extensions", [])))
-
-
-def page_notebook(root: Path, page: Path, md_config, config: dict | None = None):
-    """The notebook myst-nb builds from ``page``, fingerprint cell included."""
-    text = page.read_text()
-    if "{code-cell}" in text:
-        text = with_fingerprint(text, stamp(root, course_package(root, config or {}), text))
-    return read_page_notebook(text, md_config, page)
-
-
-def course_package(root: Path, config: dict) -> Path | None:
-    """The course package's sources in the book (``rec11_package_src`` under ``sphinx: config:``,
-    as the build reads it; default ``src/rec11``), or None where there are none: the installed
-    package is read instead, as ``pages.package_dir`` does inside Sphinx."""
-    where = ((config.get("sphinx") or {}).get("config") or {}).get("rec11_package_src") or PACKAGE_SRC
-    return root / where if (root / where).is_dir() else None
-
-
-def cache_path(root: Path, out: Path, config: dict) -> Path:
-    """Where myst-nb keeps its cache: ``execute: cache:``, else ``_build/.jupyter_cache``."""
-    where = ((config.get("execute") or {}).get("cache") or "").strip()
-    return (root / where) if where else default_cache_folder(out / "_build")
-
-
 def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]:
     """Execute and cache every page the cache lacks; returns {"ran", "failed", "cached"}."""
     from jupyter_cache import get_cache
@@ -100,7 +69,7 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
     execute = config.get("execute") or {}
     if execute.get("execute_notebooks", "auto") != "cache":
         return {"ran": [], "failed": [], "cached": []}
-    timeout = execute.get("timeout", 30)
+    seconds = timeout(config)
     md_config = parser_config(config)
     folder = cache_path(root, out, config)
     cache = get_cache(str(folder))
@@ -109,7 +78,7 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
     for page in pages:
         if not page.is_file() or "{code-cell}" not in page.read_text():
             continue
-        nb = page_notebook(root, page, md_config, config)
+        nb = page_notebook(page, root, config, md_config)
         try:
             cache.match_cache_notebook(nb)
             cached.append(page)
@@ -129,7 +98,7 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
     def execute_one(page: Path, nb):
         because = "; ".join(reasons[page.relative_to(root).as_posix()])
         log(f"{page}: executing ({because}), side by side before the build")
-        return execute_notebook(nb, cwd=str(page.parent), timeout=timeout)
+        return execute_notebook(nb, cwd=str(page.parent), timeout=seconds)
 
     ran, failed = [], []
     start = time.perf_counter()

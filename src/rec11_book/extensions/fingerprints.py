@@ -14,88 +14,22 @@ not change. Pages whose dependencies did not change keep their cache.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from rec11 import seeds
-from rec11.sources import code_hash
-from rec11_book.shared.pagefacts import facts, notes_hash
-from rec11_book.shared.pages import FINGERPRINT_MARK, failed_pages, keep_per_page, package_dir
+# the fingerprint itself is computed outside Sphinx too (the pages run before the build): shared.execution
+from rec11_book.shared.execution import HASHES, PACKAGE_SRC, package_hash, stamp, with_fingerprint
+from rec11_book.shared.pages import failed_pages, keep_per_page, package_dir
 
 logger = logging.getLogger(__name__)
-
-PACKAGE_SRC = "src/rec11"  # the default of rec11_package_src: the course package's sources, in the book
+__all__ = ["HASHES", "PACKAGE_SRC", "fingerprint", "package_hash", "setup", "stamp", "with_fingerprint"]
 
 
 def fingerprint(app: Sphinx, text: str) -> str:
     """A hash of the package code and book data that the page's code cells read."""
     return stamp(Path(app.srcdir), package_dir(app), text)
-
-
-def stamp(srcdir: Path, package: Path | None, text: str) -> str:
-    """:func:`fingerprint` outside Sphinx: the book's folder, and the course package's sources
-    there (None: the installed package)."""
-    modules = facts(text).modules
-    parts = []
-    if modules:
-        parts.append("code:" + package_hash(Path(srcdir), modules, package))
-        # another seed shift or thread count is another retraining: its pages must run again
-        parts.append(f"run:seed={seeds.shift()},threads={seeds.training_threads()}")
-    plan = notes_hash(Path(srcdir), text)
-    if plan:
-        parts.append("notes:" + plan)
-    return " ".join(parts)
-
-
-# What rec11.sources.code_hash gave for a set of modules, kept in the book's .cache and keyed by
-# the package's files as they are (each file's path, size and modification time): a build whose
-# package code did not change reads every page's hash from there instead of parsing the package
-# again for each page (twice per page per build: before the build and in Sphinx).
-HASHES = Path(".cache") / "rec11-code-hashes.json"
-
-
-def _package_state(package: Path | None) -> str:
-    import rec11
-
-    folder = package if package is not None else Path(rec11.__file__).parent
-    files = sorted((p.relative_to(folder).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
-                   for p in folder.rglob("*.py"))
-    return hashlib.sha256(repr((str(folder.resolve()), files)).encode()).hexdigest()[:16]
-
-
-def package_hash(srcdir: Path, modules, package: Path | None) -> str:
-    """``rec11.sources.code_hash(modules, package)``, computed once per state of the package."""
-    state, key = _package_state(package), ",".join(sorted(modules))
-    path = srcdir / HASHES
-    try:
-        kept = json.loads(path.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        kept = {}
-    if kept.get("state") != state:
-        kept = {"state": state, "hashes": {}}
-    if key not in kept["hashes"]:
-        kept["hashes"][key] = code_hash(modules, package)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(kept, sort_keys=True))
-        partial.replace(path)  # whole or not at all, for another build reading it
-    return kept["hashes"][key]
-
-
-def with_fingerprint(text: str, stamp: str) -> str:
-    """The page's MyST text with its fingerprint cell appended (none for an empty stamp).
-
-    A comment-only cell: it costs nothing to run, but it changes the notebook's hash.
-    ``rec11_book.commands.preexecute`` builds the same notebook, so the two must agree.
-    """
-    if not stamp:
-        return text
-    return text + f"\n\n```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{FINGERPRINT_MARK}: {stamp}\n```\n"
 
 
 def inject_fingerprint(app: Sphinx, docname: str, source: list[str]) -> None:

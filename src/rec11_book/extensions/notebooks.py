@@ -55,7 +55,7 @@ from sphinx.util.docutils import SphinxRole
 from rec11.explore import MIME as EXPLORABLE
 from rec11_book.compat.book_theme import add_launch_link, notebook_download, offers_notebook
 from rec11_book.compat.myst_nb import default_cache_folder, glue_file, kernels_inherit, output_folder_name
-from rec11_book.shared import plainmd
+from rec11_book.shared import execution, plainmd
 from rec11_book.shared.figures import figures_in, stage
 from rec11_book.shared.pagefacts import uses_trained_models
 from rec11_book.shared.pages import AGENDA_MARKDOWN, build_failed
@@ -78,15 +78,16 @@ HIDDEN_OUTPUT = {"remove-output", "hide-output"}
 QUIET_TRAINING = "REC11_QUIET_TRAINING"
 
 
-def executed_notebooks(build: Path):
+def executed_notebooks(build: Path, cache_path: Path | None = None):
     """(page path relative to the book, notebook with outputs) for every executed page.
 
-    ``build`` is the ``_build`` folder. A page with no matching cache record (a
-    build with execution off) is yielded as myst-nb wrote it.
+    ``build`` is the ``_build`` folder; ``cache_path`` the execution cache, as the book's
+    ``_config.yml`` places it (``shared.execution.cache_path``; default ``build/.jupyter_cache``).
+    A page with no matching cache record (a build with execution off) is yielded as myst-nb wrote it.
     """
     from jupyter_cache import get_cache
 
-    cache_path = default_cache_folder(build)
+    cache_path = cache_path or default_cache_folder(build)
     cache = get_cache(cache_path) if cache_path.is_dir() else None
     executed = build / output_folder_name()
     for nb_path in sorted(executed.rglob("*.ipynb")):
@@ -435,7 +436,7 @@ def check_figures(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     build = Path(app.outdir).parent
-    app.rec11_executed = list(executed_notebooks(build))
+    app.rec11_executed = list(executed_notebooks(build, execution.cache_path(Path(app.srcdir), build.parent)))
     found, problems = figures_in(app.rec11_executed, Path(app.srcdir))
     for relative, line, message in problems:
         docname = relative.with_suffix("").as_posix()

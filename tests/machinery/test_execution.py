@@ -1,0 +1,72 @@
+"""rec11_book.shared.execution: one way from a page to its run, for the build, the downloads and the tools."""
+
+import re
+from pathlib import Path
+
+import yaml
+
+from rec11_book.shared import execution
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+
+# A page
+
+```{code-cell} ipython3
+from rec11 import seeds
+x = 1
+```
+"""
+
+
+def book(tmp_path: Path, execute: dict | None = None) -> Path:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config["execute"] = {**config["execute"], **(execute or {})}
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump(config))
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "page.md").write_text(PAGE)
+    return tmp_path
+
+
+def test_the_cache_and_the_timeout_are_where_config_puts_them(tmp_path):
+    root = book(tmp_path)
+    assert execution.cache_path(root) == root / "_build" / ".jupyter_cache"
+    assert execution.cache_path(root, tmp_path / "out") == tmp_path / "out" / "_build" / ".jupyter_cache"
+    (tmp_path / "moved").mkdir()
+    moved = book(tmp_path / "moved", {"cache": ".mycache", "timeout": 42})
+    assert execution.cache_path(moved, tmp_path / "out") == moved / ".mycache"
+    assert execution.timeout(execution.book_config(moved)) == 42
+    assert execution.timeout({}) == 30  # myst-nb's default
+
+
+def test_the_tools_notebook_is_the_builds_without_its_fingerprint(tmp_path):
+    root = book(tmp_path)
+    page = root / "book" / "page.md"
+    built = execution.page_notebook(page)
+    tools = execution.page_notebook(page, fingerprint=False)
+    assert [c.source for c in built.cells][:-1] == [c.source for c in tools.cells]
+    assert built.cells[-1].source.startswith("# dependency fingerprint")
+    assert "code:" in built.cells[-1].source  # the page imports rec11: its code is in the fingerprint
+
+
+def test_a_page_outside_any_book_is_read_with_myst_nbs_defaults(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(PAGE)
+    assert execution.book_root(page) is None
+    assert [c.cell_type for c in execution.page_notebook(page, fingerprint=False).cells] == ["markdown", "code"]
+
+
+def test_only_the_execution_module_reads_a_page_or_finds_the_cache():
+    """Every other module goes through shared.execution (compat.myst_nb holds the reliances)."""
+    allowed = {"compat/myst_nb.py", "shared/execution.py"}
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        relative = path.relative_to(ROOT / "src" / path.relative_to(ROOT / "src").parts[0]).as_posix()
+        if relative in allowed:
+            continue
+        text = path.read_text()
+        assert not re.search(r"read_myst_markdown_notebook|default_cache_folder\(.*_build", text), \
+            f"{path.relative_to(ROOT)}: reads a page or finds the cache itself; use rec11_book.shared.execution"
