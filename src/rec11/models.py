@@ -36,6 +36,13 @@ from rec11.sources import cache_dir, code_hash
 MODULES = ("rec11.lm", "rec11.sentence_vae", "rec11.diffusion", "rec11.vae", "rec11.recall")
 
 
+def stamp_modules(modules) -> list[str]:
+    """The code a stamp stands for: the models' modules, and this one's lists. Named, not
+    ``__name__``: run as ``python -m rec11.models`` that is ``__main__``, and the stamp it wrote
+    was never the one the build looked for, so every build started torch to find nothing to train."""
+    return [*modules, "rec11.models"]
+
+
 def book_models() -> list[tuple[str, str, Callable[[], object]]]:
     """(module, label, load) for every model the pages train, slowest first (a longest-first schedule)."""
     from rec11 import diffusion, lm, recall, sentence_vae, vae
@@ -60,9 +67,13 @@ def book_models() -> list[tuple[str, str, Callable[[], object]]]:
     return models
 
 
-def stamp(modules) -> Path:
-    """The file that says every model of ``modules`` is in the cache, for this code, seed and threads."""
-    key = repr((sorted(modules), code_hash([*modules, __name__]), seeds.shift(), seeds.training_threads()))
+def stamp(modules, code: str | None = None) -> Path:
+    """The file that says every model of ``modules`` is in the cache, for this code, seed and threads.
+
+    ``code``: ``code_hash`` of :func:`stamp_modules`, when the caller keeps it (the build does).
+    """
+    code = code if code is not None else code_hash(stamp_modules(modules))
+    key = repr((sorted(modules), code, seeds.shift(), seeds.training_threads()))
     return cache_dir() / f".book-models-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
 
 

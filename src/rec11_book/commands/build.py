@@ -27,17 +27,17 @@ import time
 from pathlib import Path
 
 from rec11.chapter import load_substitutions
-from rec11.models import MODULES, stamp
+from rec11.models import MODULES, stamp, stamp_modules
 from rec11_book.commands import preexecute
 from rec11_book.compat.myst_nb import cell_failure
 from rec11_book.compat.nbclient import cell_source_header
 from rec11_book.compat.nbclient import failed_cells as failed_cells_in
 from rec11_book.compat.sphinx import logged_warnings
 from rec11_book.extensions import executions
-from rec11_book.extensions.notebooks import QUIET_TRAINING
+from rec11_book.shared.execution import book_config, course_package, package_hash
 from rec11_book.shared.figures import FigureError, publish
 from rec11_book.shared.pagefacts import page_modules
-from rec11_book.shared.pages import FAILED_PAGES
+from rec11_book.shared.pages import FAILED_PAGES, QUIET_TRAINING
 
 
 def jupyter_book() -> list[str]:
@@ -57,7 +57,9 @@ def models_ready(book: Path, modules: list[str]) -> bool:
     """Whether every model of ``modules`` is in the book's model cache for this code, seed and
     threads: ``rec11.models``'s stamp, read here without starting a Python or importing torch."""
     with contextlib.chdir(book):  # the model cache is the book's (rec11.sources.cache_dir)
-        return stamp(modules).is_file()
+        # the code hash kept per state of the package (shared.execution): no module parsed twice
+        code = package_hash(book, stamp_modules(modules), course_package(book, book_config(book)))
+        return stamp(modules, code).is_file()
 
 
 def train_models(book: Path) -> int:
@@ -65,7 +67,7 @@ def train_models(book: Path) -> int:
     modules = model_modules(book)
     if not modules or models_ready(book, modules):
         return 0
-    env = {**os.environ, "REC11_QUIET_TRAINING": "1"}
+    env = {**os.environ, QUIET_TRAINING: "1"}
     return subprocess.run([sys.executable, "-m", "rec11.models", "--modules", *modules], check=False, cwd=book,
                           env=env).returncode
 

@@ -80,6 +80,22 @@ def live_code_on(context: dict) -> bool:
     return bool(context.get("use_thebe"))
 
 
+@reliance(probe=lambda: lacks_text(PACKAGE, "<button class='thebe-launch-button'></button>",
+                                   'document.querySelector("section h1")', suffixes=(".js",)))
+def live_code_placeholder() -> str:
+    """The class of the placeholder the theme's Live Code button puts under the page title:
+    ``static/livecode/status.js`` puts the status box in its place (the page's Live Code
+    settings hand it the class, ``livecode.page_config``).
+
+    Relies on: the theme's ``initThebeSBT`` inserting an empty ``<button class='thebe-launch-button'>``
+    after the page's first ``section h1`` before it calls ``initThebe()``, unless the element
+    there has that class already.
+    Package: sphinx-book-theme. Checked against: 1.3.0.
+    Public alternative: none (the theme offers no hook for where Live Code's status goes).
+    """
+    return "thebe-launch-button"
+
+
 @reliance(probe=lambda: lacks_text(PACKAGE, 'context["ipynb_source"] = pagename + ".ipynb"'))
 def offers_notebook(context: dict) -> bool:
     """Whether the page's download menu offers its notebook (``notebook_download``).

@@ -51,7 +51,7 @@ from sphinx.application import Sphinx
 from sphinx.errors import ConfigError
 from sphinx.util import logging
 
-from rec11_book.compat.book_theme import live_code_on
+from rec11_book.compat.book_theme import live_code_on, live_code_placeholder
 from rec11_book.compat.sphinx_thebe import is_asset as is_sphinx_thebe_asset
 from rec11_book.compat.sphinx_thebe import is_page_config as is_sphinx_thebe_config
 from rec11_book.shared.files import STATIC, package_version
@@ -185,6 +185,7 @@ def page_config(app: Sphinx, pagename: str, pathto) -> dict:
     notebook = "/".join(p for p in (book_path, f"{pagename}.ipynb") if p)
     return {
         "trainedModels": uses_trained_models(app, pagename),
+        "placeholder": live_code_placeholder(),  # the theme's, under the title: the status box goes there
         **source_config(app.config.rec11_live_code),
         "thebeVersion": app.rec11_thebe_version,
         "thebeJs": pathto("_static/thebe/index.js", 1),

@@ -58,7 +58,7 @@ from rec11_book.compat.myst_nb import default_cache_folder, glue_file, kernels_i
 from rec11_book.shared import execution, plainmd
 from rec11_book.shared.figures import figures_in, stage
 from rec11_book.shared.pagefacts import uses_trained_models
-from rec11_book.shared.pages import AGENDA_MARKDOWN, build_failed
+from rec11_book.shared.pages import AGENDA_MARKDOWN, QUIET_TRAINING, build_failed
 from rec11_book.shared.pages import FINGERPRINT_MARK as FINGERPRINT
 from rec11_book.shared.plainmd import has_answers
 
@@ -75,7 +75,6 @@ HIDDEN_SOURCE = REMOVED | {"hide-cell", "hide-input"}
 HIDDEN_OUTPUT = {"remove-output", "hide-output"}
 # What rec11.cache reads to keep its training messages off the pages: they are for
 # readers running a download, and a page shows the same outputs however warm the cache.
-QUIET_TRAINING = "REC11_QUIET_TRAINING"
 
 
 def executed_notebooks(build: Path, cache_path: Path | None = None):

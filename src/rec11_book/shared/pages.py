@@ -63,6 +63,9 @@ def code_cells(text: str) -> list[str]:
     return [code for _, _, code in parse_cells(text)]
 
 
+# Set for the pages' kernels (the build, the downloads' runs): a model trained on a cache miss
+# says nothing, so that a page looks the same warm or cold (rec11.cache reads it).
+QUIET_TRAINING = "REC11_QUIET_TRAINING"
 FAILED_PAGES = ".rec11-failed-pages"  # in the doctrees folder: pages a failed build warned about
 
 

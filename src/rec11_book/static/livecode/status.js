@@ -6,6 +6,8 @@
  * failure to load the rest of Live Code can be reported.
  */
 
+import { CONFIG_ID } from "./config.js";
+
 // A button in the line, or in a cell's controls (cells.js).
 export function button(doc, label, onClick, className = "") {
   const b = doc.createElement("button");
@@ -17,15 +19,22 @@ export function button(doc, label, onClick, className = "") {
 }
 
 // The box under the title. The theme's Live Code button (initThebeSBT)
-// puts an empty <button class="thebe-launch-button"> after the title
-// before it calls initThebe(), unless the element after the title has
-// that class already. The box takes the placeholder's place and its
-// class, so the theme finds it there next time.
+// puts an empty <button> after the title before it calls initThebe(),
+// unless the element after the title has that class already; the page's
+// settings name the class ("placeholder": rec11_book.compat.book_theme
+// .live_code_placeholder, probed against the theme's script). The box
+// takes the placeholder's place and its class, so the theme finds it
+// there next time.
+export function placeholderClass(doc) {
+  return JSON.parse(doc.getElementById(CONFIG_ID).textContent).placeholder;
+}
+
 export function statusBox(doc) {
   let box = doc.querySelector(".rec11-live");
   if (box) return box;
+  const placeholder = placeholderClass(doc);
   box = doc.createElement("div");
-  box.className = "rec11-live thebe-launch-button";
+  box.className = `rec11-live ${placeholder}`;
   const line = doc.createElement("p");
   line.className = "rec11-live-status";
   line.setAttribute("role", "status");
@@ -33,7 +42,7 @@ export function statusBox(doc) {
   const actions = doc.createElement("div");
   actions.className = "rec11-live-actions";
   box.append(line, actions);
-  doc.querySelector("button.thebe-launch-button").replaceWith(box);
+  doc.querySelector(`button.${placeholder}`).replaceWith(box);
   return box;
 }
 
