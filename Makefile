@@ -51,7 +51,7 @@ node_modules/.installed: package.json package-lock.json
 # a trained full-size model (tests marked build or browser run in make test).
 check: $(VENV)/.installed node_modules/.installed
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -m "not build and not browser" tests/unit tests/lint
+	$(PY) -m pytest -q -m "not build and not browser" tests/machinery tests/unit tests/lint
 
 # Everything but the tests marked bench (Lighthouse on every page: make bench runs those),
 # in two runs on both cores (pytest-xdist): the tests that need no whole book, then the book
