@@ -1,5 +1,5 @@
 # The book's commands:
-#   make check   after every edit: ruff, unit, lint and Live Code's node tests; no model trained
+#   make check   after every edit: ruff, the unit and machinery tests, lint and Live Code's node tests; no model trained
 #   make build   create .venv if needed, execute every page, write _build/html, export figures/
 #   make test    create .venv if needed, run the whole test suite
 # and helpers: make slides and make handout (the deck and the PDFs, from the build),
@@ -52,7 +52,7 @@ node_modules/.installed: package.json package-lock.json
 # a trained full-size model (tests marked build or browser run in make test).
 check: $(VENV)/.installed node_modules/.installed
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -m "not build and not browser" tests/unit tests/lint
+	$(PY) -m pytest -q -m "not build and not browser" tests/machinery tests/unit tests/lint
 
 # Everything but the tests marked bench (Lighthouse on every page: make bench runs those),
 # in two runs on both cores (pytest-xdist): the tests that need no whole book, then the book

@@ -56,8 +56,13 @@ def test_the_machinery_is_installed_not_copied(book):
         "rec11 @ git+https://github.com/o/r@abc#subdirectory=src", "rec11-book @ git+https://github.com/o/r@abc"]
 
 
+def starter_page(book: Path) -> Path:
+    """The new book's one page: the root of its own _toc.yml."""
+    return book / f"{yaml.safe_load((book / '_toc.yml').read_text())['root']}.md"
+
+
 def test_the_starter_page_shows_each_convention(book):
-    page = (book / "book" / "index.md").read_text()
+    page = starter_page(book).read_text()
     for convention in ("{glue:text}`slope", "claim(", "alt:", ":::{slide}", ":::{instructor-note}", "::::{exercise}",
                        "compare(", ":::{quick-check}", "{solution-start}"):
         assert convention in page, convention
@@ -97,7 +102,8 @@ def test_the_new_book_passes_its_check_build_and_tests(book):
                                 capture_output=True, text=True, check=False, timeout=900)
         assert result.returncode == 0, f"make {target} in the new book:\n{result.stdout[-5000:]}{result.stderr[-3000:]}"
     html = book / "_build" / "html"
-    assert (html / "book" / "index.html").is_file() and (html / "slides" / "index.html").is_file()
+    root = yaml.safe_load((book / "_toc.yml").read_text())["root"]
+    assert (html / f"{root}.html").is_file() and (html / "slides" / "index.html").is_file()
     assert {p.name for p in (book / "figures").iterdir()} == {"starter-fit.svg", "starter-fit.png"}
     shutil.rmtree(book / "_build")
 

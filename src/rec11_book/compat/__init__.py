@@ -14,7 +14,7 @@ Each function is registered with :func:`reliance`, and its docstring ends in a f
 
 and its ``probe`` (cheap: an import, an attribute, a look at the package's source; never a
 build) returns what it finds missing in the installed version, an empty list when the
-reliance holds. ``tests/unit/test_compat.py`` runs every probe (``make check``) and fails,
+reliance holds. ``tests/machinery/test_compat.py`` runs every probe (``make check``) and fails,
 naming the reliance, when a probe finds something missing or when the installed version is
 not the one checked against. ``python -m rec11_book.compat`` prints the table of them all
 that docs/architecture.md holds (``--write`` puts it there).

@@ -17,7 +17,7 @@ def warnings_fail_build(app) -> bool:
 
     ``-W --keep-going`` turns the warnings into exit status 1 only after ``build-finished``,
     so a handler of that event cannot read the outcome from Sphinx otherwise.
-    ``tests/unit/test_failed_builds.py`` also probes it on a live application.
+    ``tests/machinery/test_failed_builds.py`` also probes it on a live application.
 
     Relies on: Sphinx's count of the warnings it let through, ``app._warncount`` (its
     ``WarningSuppressor`` filter adds one per warning), and ``-W --keep-going`` setting
@@ -38,7 +38,7 @@ def _probe_handlers() -> list[str]:
 def warning_handlers() -> list:
     """The handlers that count and print this application's warnings.
 
-    ``tests/unit/test_failed_builds.py`` also probes it on a live application.
+    ``tests/machinery/test_failed_builds.py`` also probes it on a live application.
 
     Relies on: ``sphinx.util.logging.setup`` (called in ``Sphinx.__init__`` before any
     extension loads) putting one ``WarningStreamHandler`` on the ``sphinx`` logger for each

@@ -13,7 +13,7 @@ them (before it counts or prints them, so each is still one warning):
 Each relies on another package's internals (the warnings' texts, Sphinx's warning handlers,
 docutils' directive registries) through ``rec11_book.compat``, whose functions are listed in
 docs/architecture.md's table of internals and probed there and, on a live Sphinx
-application, in ``tests/unit/test_failed_builds.py``.
+application, in ``tests/machinery/test_failed_builds.py``.
 """
 
 from __future__ import annotations

@@ -24,12 +24,12 @@ def glued(value):
 
 def test_glue_roles_are_filled_from_this_page_and_others(tmp_path):
     executed = tmp_path / "jupyter_execute"
-    (executed / "book" / "further").mkdir(parents=True)
-    (executed / "book" / "vae.glue.json").write_text(json.dumps({"kl": glued("0.123456")}))
-    (executed / "book" / "further" / "x.glue.json").write_text(json.dumps({"n": glued("42")}))
-    lookup = GlueValues(executed, tmp_path.joinpath("book", "vae.md").relative_to(tmp_path))
+    (executed / "book" / "sub").mkdir(parents=True)
+    (executed / "book" / "page.glue.json").write_text(json.dumps({"kl": glued("0.123456")}))
+    (executed / "book" / "sub" / "x.glue.json").write_text(json.dumps({"n": glued("42")}))
+    lookup = GlueValues(executed, tmp_path.joinpath("book", "page.md").relative_to(tmp_path))
     text, missing = paste_glue(
-        "KL {glue:text}`kl:.2f`, n {glue:text}`further/x.md::n`, {glue:text}`nope`", lookup)
+        "KL {glue:text}`kl:.2f`, n {glue:text}`sub/x.md::n`, {glue:text}`nope`", lookup)
     assert text == "KL 0.12, n 42, {glue:text}`nope`"
     assert missing == ["nope"]
 
@@ -46,7 +46,7 @@ def test_the_build_bookkeeping_goes_and_the_outputs_stay():
         new_code_cell("print('hello')", outputs=[printed]),
         new_code_cell(f"{FINGERPRINT}: code:abc"),
     ], metadata={"source_map": [1, 2], "kernelspec": {"name": "python3", "display_name": "Python 3"}})
-    context = Context(docname="book/vae", site="https://x.github.io/b/", facts={"final_date": "Tue 12/1"},
+    context = Context(docname="book/page", site="https://x.github.io/b/", facts={"final_date": "Tue 12/1"},
                       glue=lambda key: {"text/plain": "0.25"} if key == "kl" else {})
     out = for_download(nb, context)
     assert out.cells[0].source == "Due Tue 12/1; KL is 0.2."
@@ -77,7 +77,7 @@ def test_instructor_notes_go_hidden_cells_stay_collapsed_and_the_install_cell_co
 
 def test_a_broken_cell_names_the_page_line():
     problems = []
-    context = Context(docname="book/vae", site="s/", warn=lambda line, m: problems.append((line, m)))
+    context = Context(docname="book/page", site="s/", warn=lambda line, m: problems.append((line, m)))
     page = ["```{code-cell}", "x", "```", "", "", "Text.", "", ":::{mystery}", "x", ":::"]
     nb = new_notebook(cells=[new_code_cell("x"), new_markdown_cell("Text.\n\n:::{mystery}\nx\n:::")],
                       metadata={"source_map": [0, 3]})
@@ -104,8 +104,8 @@ def test_links_to_the_published_book_and_to_colab():
     config = SimpleNamespace(html_baseurl="", html_theme_options={
         "repository_url": "https://github.com/CPSY1291/recitation-11", "path_to_docs": ""})
     assert site_url(config) == "https://cpsy1291.github.io/recitation-11/"
-    assert colab_url(config, "book/further/vae") == \
-        "https://colab.research.google.com/github/CPSY1291/recitation-11/blob/notebooks/book/further/vae.ipynb"
+    assert colab_url(config, "book/sub/page") == \
+        "https://colab.research.google.com/github/CPSY1291/recitation-11/blob/notebooks/book/sub/page.ipynb"
     config.html_baseurl = "https://courses.example.edu/rec11"
     assert site_url(config) == "https://courses.example.edu/rec11/"
 
@@ -163,8 +163,8 @@ def test_the_pages_own_checks_stay_out_of_the_download():
     from rec11_book.extensions.notebooks import without_self_checks
 
     cell = ("verdict = check.attention(attention)\n"
-            "assert 'wrong axis' in verdict.text, \"exercises.md: names the bug\"\n"
-            "claim(kl, '<', 0.1, 'vae.md: the KL is small')\n"
+            "assert 'wrong axis' in verdict.text, \"p.md: names the bug\"\n"
+            "claim(kl, '<', 0.1, 'p.md: the KL is small')\n"
             "glue('ex_kl', kl, display=False)\n"
             "for row in rows:\n    assert row.sum() == 1\n")
     left = without_self_checks(cell)

@@ -169,7 +169,15 @@ def test_whole_book_retrainings_count_as_evidence_only_for_the_code_they_ran():
     assert "2 of 2; 1 of them failed a claim." in failing_now and "ruled out" not in failing_now
 
 
-def test_main_draws_new_seeds_runs_them_and_reports_every_retraining(tmp_path, monkeypatch):
+def two_page_book(book, monkeypatch) -> None:
+    """A small book of two pages with code, to run from: ``--pages book/p.md`` names one of them."""
+    for name in ("p", "q"):
+        book.page(name, f"# {name}\n\n```{{code-cell}} ipython3\nx = 1\n```\n")
+    book.toc("p", "q")
+    monkeypatch.chdir(book.path)
+
+
+def test_main_draws_new_seeds_runs_them_and_reports_every_retraining(mini_book, tmp_path, monkeypatch):
     import json
 
     ran = []
@@ -184,15 +192,16 @@ def test_main_draws_new_seeds_runs_them_and_reports_every_retraining(tmp_path, m
 
     monkeypatch.setattr(robustness, "run_variant", fake_run)
     monkeypatch.setattr(robustness, "page_fingerprint", lambda root, page: "f")
+    two_page_book(mini_book, monkeypatch)
     out = tmp_path / "R.md"
-    args = ["--work", str(tmp_path), "--out", str(out), "--count", "3", "--pages", "book/vae.md"]
+    args = ["--work", str(tmp_path / "work"), "--out", str(out), "--count", "3", "--pages", "book/p.md"]
     assert robustness.main(args) == 0
     assert robustness.main(args) == 0
     assert len(ran) == 6 and len({v.seed for v in ran}) == 6, "the second run drew seeds the first had not used"
-    assert "| book/vae.md | m | 6 | 0 |" in out.read_text()
+    assert "| book/p.md | m | 6 | 0 |" in out.read_text()
 
 
-def test_a_failing_claim_fails_the_run_naming_the_claim_and_the_runner(tmp_path, monkeypatch, capsys):
+def test_a_failing_claim_fails_the_run_naming_the_claim_and_the_runner(mini_book, tmp_path, monkeypatch, capsys):
     import json
 
     def fake_run(variant, work, pages, root, shared_cores=False, code="unknown", all_pages=True):
@@ -206,10 +215,11 @@ def test_a_failing_claim_fails_the_run_naming_the_claim_and_the_runner(tmp_path,
     monkeypatch.setattr(robustness, "run_variant", fake_run)
     monkeypatch.setattr(robustness, "page_fingerprint", lambda root, page: "f")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    args = ["--work", str(tmp_path), "--out", str(tmp_path / "R.md"), "--count", "3", "--jobs", "1",
-            "--pages", "book/vae.md", "--runner", "macos-14"]
+    two_page_book(mini_book, monkeypatch)
+    args = ["--work", str(tmp_path / "work"), "--out", str(tmp_path / "R.md"), "--count", "3", "--jobs", "1",
+            "--pages", "book/p.md", "--runner", "macos-14"]
     assert robustness.main(args) == 1
-    assert ("::error::book/vae.md: the KL stays small: failed 1 of 3 retrainings on macos-14"
+    assert ("::error::book/p.md: the KL stays small: failed 1 of 3 retrainings on macos-14"
             in capsys.readouterr().out)
     assert "(runner: macos-14)" in (tmp_path / "R.md").read_text()
 
@@ -246,8 +256,10 @@ def test_records_are_kept_gzipped_pooled_on_the_next_run_and_moved_to_history_wh
     assert robustness.load(work, records)["seed1-threads1-native"] == current
 
 
-def test_a_page_depends_on_the_modules_it_imports_and_old_records_of_its_code_are_kept(root):
-    page = "book/index.md"
+def test_a_page_depends_on_the_modules_it_imports_and_old_records_of_its_code_are_kept(mini_book):
+    mini_book.page("p", "# P\n\n```{code-cell} ipython3\nfrom rec11.style import setup_page\n\nsetup_page()\n```\n\n"
+                        "```{code-cell} ipython3\nfrom rec11.attention import attention\n```\n")
+    root, page = mini_book.path, "book/p.md"
     today = robustness.page_fingerprint(root, page)
     assert today != robustness.legacy_fingerprint(root, page)
     results = {"a": {"pages": {page: {"fingerprint": robustness.legacy_fingerprint(root, page)}}},
@@ -299,12 +311,12 @@ def test_a_retraining_runs_the_books_own_packages_or_stops(root, tmp_path):
 def test_make_claims_keeps_its_records_beside_the_report(mini_book, tmp_path, monkeypatch):
     """`make claims` (--no-report): the retrainings' records go to robustness/, to be committed
     with the page (docs/claims-and-robustness.md), not only to the work folder."""
-    mini_book.page("index", "# Home\n\n```{code-cell} ipython3\nx = 1\n```\n")
-    mini_book.toc("index")
+    mini_book.page("p", "# Home\n\n```{code-cell} ipython3\nx = 1\n```\n")
+    mini_book.toc("p")
     monkeypatch.chdir(mini_book.path)
 
     def fake_run(variant, work, pages, root, **_):
-        claims = [{"message": "index.md: 'x is one'", "value": 1.0 + variant.seed * 1e-6, "op": ">",
+        claims = [{"message": "p.md: 'x is one'", "value": 1.0 + variant.seed * 1e-6, "op": ">",
                    "threshold": 0, "held": True}]
         result = {"environment": {}, "seed": variant.seed, "threads": variant.threads, "kernels": variant.kernels,
                   "commit": "test", "date": "2026-12-05", "seconds": 1.0, "complete": True, "all_pages": True,
@@ -315,7 +327,7 @@ def test_make_claims_keeps_its_records_beside_the_report(mini_book, tmp_path, mo
 
     monkeypatch.setattr(robustness, "run_variant", fake_run)
     records = mini_book.path / "robustness"
-    assert robustness.main(["--no-report", "--pages", "book/index.md", "--count", "3", "--jobs", "1",
+    assert robustness.main(["--no-report", "--pages", "book/p.md", "--count", "3", "--jobs", "1",
                             "--work", str(tmp_path / "work")]) == 0
     assert len(list(records.glob("seed*.json.gz"))) == 3
     assert not (mini_book.path / "ROBUSTNESS.md").exists()

@@ -40,16 +40,16 @@ def test_each_note_closes_a_slide_of_what_was_marked_before_it():
 
 
 def test_copies_point_at_the_same_files_from_the_deck_and_repeat_no_ids():
-    first, _ = page_slides("book/further/page", PAGE, NOTES)
+    first, _ = page_slides("book/sub/page", PAGE, NOTES)
     point, figure = first.content[0], first.figures[0]
-    assert point.a["href"] == "../book/further/other.html#x" and not point.get("id")
+    assert point.a["href"] == "../book/sub/other.html#x" and not point.get("id")
     assert figure.img["src"] == "../book/_images/f.png" and figure.img["alt"] == "A line that rises."
     assert not figure.get("id") and "Fig. 1" not in figure.get_text()
 
 
 def test_links_to_a_slide_are_relative_to_the_page():
-    assert deck_uri("book/attention", "Q, K, V") == "../slides/index.html#/" + slide_id("Q, K, V")
-    assert deck_uri("book/further/x", "Q, K, V").startswith("../../slides/index.html#/slide-q-k-v")
+    assert deck_uri("book/page", "Q, K, V") == "../slides/index.html#/" + slide_id("Q, K, V")
+    assert deck_uri("book/sub/x", "Q, K, V").startswith("../../slides/index.html#/slide-q-k-v")
 
 
 EXPLORABLE = """<html><body><article>

@@ -106,6 +106,6 @@ def test_a_warning_after_a_sphinx_step_on_the_same_line_is_counted():
 
 def test_the_handout_is_not_printed_from_a_failed_build(tmp_path, capsys):
     (tmp_path / "_build" / ".doctrees").mkdir(parents=True)
-    (tmp_path / "_build" / ".doctrees" / pages.FAILED_PAGES).write_text("book/index\n")
+    (tmp_path / "_build" / ".doctrees" / pages.FAILED_PAGES).write_text("book/p\n")
     assert handout.main(["--book", str(tmp_path)]) == 1
     assert "the last build FAILED" in capsys.readouterr().err

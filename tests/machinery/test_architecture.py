@@ -1,7 +1,7 @@
 """docs/architecture.md is the house: its floors import only downwards, its pipeline table is
 every handler the book's extensions register, in the order Sphinx runs them, and its
 table of who uses whom is the build's imports. (Its table of the build's reliances on other
-packages' internals is generated and probed: tests/unit/test_compat.py.)"""
+packages' internals is generated and probed: tests/machinery/test_compat.py.)"""
 
 import ast
 import importlib

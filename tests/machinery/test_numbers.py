@@ -149,7 +149,7 @@ def test_an_unused_glue_key_is_flagged_at_its_call_and_a_family_passes_if_one_me
 def test_glue_uses_reads_roles_quick_checks_and_other_pages_keys():
     text = "{glue:text}`a:.2f` {glue:md}`b` {glue:text}`../page.md::c:.1f`\n:answer-glue: d\n"
     assert numbers.glue_uses(text) == {"a", "b", "../page.md::c", "d"}
-    others = {"book/further/page": text, "book/other": "{glue:text}`page::e` {glue:text}`further/page::f`"}
+    others = {"book/sub/page": text, "book/other": "{glue:text}`page::e` {glue:text}`sub/page::f`"}
     assert numbers.shown_elsewhere("book/page", others) == {"c", "e"}
 
 

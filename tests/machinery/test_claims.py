@@ -26,9 +26,9 @@ def test_a_false_claim_names_the_sentence_the_value_and_the_command_that_reprodu
     monkeypatch.setenv("REC11_SEED", "7")
     monkeypatch.setenv("REC11_TRAIN_THREADS", "1")
     with pytest.raises(AssertionError) as caught:
-        claim(0.25, "<", 0.1, "vae.md: 'the KL is gone'")
+        claim(0.25, "<", 0.1, "p.md: 'the KL is gone'")
     text = str(caught.value)
-    assert "vae.md: 'the KL is gone'" in text and "measured 0.25" in text and "< 0.1" in text
+    assert "p.md: 'the KL is gone'" in text and "measured 0.25" in text and "< 0.1" in text
     assert "REC11_SEED=7 REC11_TRAIN_THREADS=1 make build" in text
     assert claims.RECORD[-1]["held"] is False
 

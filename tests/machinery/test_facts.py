@@ -9,7 +9,6 @@ import yaml
 
 from rec11_book.extensions import facts
 
-ROOT = Path(__file__).resolve().parents[2]
 RULER = "# ---- CHANGE FOR A NEW TERM OR FORK"
 
 FALL = dict(year=2026, week=11, review_week=12, a5_due="Tue 11/24", recess="Thanksgiving recess",
@@ -48,28 +47,10 @@ def write_book(folder: Path, term: dict, relations=RELATIONS, page: str = PAGE) 
     lines += ["term_relations:", *[f"  - {r}    # a comment" for r in relations], "# ----", "execute:",
               "  timeout: 60"]
     (folder / "_config.yml").write_text("\n".join(lines) + "\n")
-    (folder / "_toc.yml").write_text("format: jb-book\nroot: book/index\n")
+    (folder / "_toc.yml").write_text("format: jb-book\nroot: book/home\n")
     (folder / "book").mkdir(exist_ok=True)
-    (folder / "book" / "index.md").write_text(page)
+    (folder / "book" / "home.md").write_text(page)
     return folder
-
-
-def test_this_terms_book_holds(tmp_path):
-    """The real book: its block's relations hold, and every sentence's mark is one of them."""
-    assert facts.check(ROOT) == []
-    assert facts.check(write_book(tmp_path, FALL)) == []
-
-
-def test_the_block_holds_the_term():
-    """title, year and the relations are inside the block marked for a new term."""
-    text = (ROOT / "_config.yml").read_text()
-    block = text.split(RULER, 1)[1].split("\n# ----", 1)[0]
-    keys = {line.split(":", 1)[0] for line in block.splitlines() if line[:1].isalpha()}
-    assert {"title", "year", "repository", "parse", "term_relations"} <= keys, keys
-    config = yaml.safe_load(text)
-    assert "copyright" not in config  # the footer's © is the year: facts.copyright_from_year
-    for words in config["term_relations"]:
-        facts.parse_relation(words)
 
 
 # ---------------------------------------------------------------- the three terms
@@ -149,7 +130,7 @@ def test_a_spring_term_names_the_year_the_two_relations_and_the_capital_letter(t
     # the dates fall on their weekdays in 2026, not in the year copied forward; the review is
     # not next week (a number: checked before the dates are); the recess starts a sentence with
     # a small letter
-    assert kinds(first) == ["_config.yml:review_week", "_config.yml:year", "book/index.md:{{"], first
+    assert kinds(first) == ["_config.yml:review_week", "_config.yml:year", "book/home.md:{{"], first
     assert "every one is in 2026" in first[0].message and "'year: 2026'" in first[0].message
     assert "'review_week is week + 3'" in first[1].message
     assert "'recess: Spring break'" in first[2].message and first[2].line == 4
@@ -160,10 +141,10 @@ def test_a_spring_term_names_the_year_the_two_relations_and_the_capital_letter(t
     # the capital letter; then each sentence of the old relations, at its line
     assert [p.message.split(" ", 1)[0] for p in firsts[:4]] == ["year", "recess_start", "final_date",
                                                                "review_week"]
-    assert "book/index.md:4" in firsts[1].message and "book/index.md:5" in firsts[2].message
+    assert "book/home.md:4" in firsts[1].message and "book/home.md:5" in firsts[2].message
     reworded = [p for p in firsts if "no longer has" in p.message]
     assert [p.line for p in reworded] == [4, 5, 6, 8, 10], firsts
-    assert [(p.path, p.line) for p in firsts if "small letter" in p.message] == [("book/index.md", 4)]
+    assert [(p.path, p.line) for p in firsts if "small letter" in p.message] == [("book/home.md", 4)]
     assert len(firsts) == 10
     config = yaml.safe_load((book / "_config.yml").read_text())
     assert config["year"] == 2026 and config["parse"]["myst_substitutions"]["recess"] == "Spring break"
@@ -177,17 +158,17 @@ def test_a_summer_term_without_a_recess_names_each_relation_and_sentence_of_the_
     book = write_book(tmp_path, SUMMER)
     first = facts.check(book)
     # three relations name a recess fact the block no longer has; two lines show {{ recess }}
-    assert kinds(first) == ["_config.yml:the"] * 3 + ["book/index.md:the"] * 2, first
+    assert kinds(first) == ["_config.yml:the"] * 3 + ["book/home.md:the"] * 2, first
     assert [p.line for p in first[3:]] == [4, 10]
 
     firsts = walk_to_a_clean_build(book, SUMMER, REWORDINGS["summer"])
     assert [p.path for p in firsts[:3]] == ["_config.yml"] * 3  # each relation removed, as asked
-    assert all(p.path == "book/index.md" for p in firsts[3:])
+    assert all(p.path == "book/home.md" for p in firsts[3:])
     assert sorted({p.line for p in firsts[3:]}) == [4, 5, 6, 10]
     assert len(firsts) <= 8, firsts
     config = yaml.safe_load((book / "_config.yml").read_text())
     assert config["term_relations"] == ["review_week is week + 1"]
-    assert "{states}`review_week is week + 1`" in (book / "book" / "index.md").read_text()
+    assert "{states}`review_week is week + 1`" in (book / "book" / "home.md").read_text()
 
 
 # ---------------------------------------------------------------- one problem at a time
@@ -218,7 +199,7 @@ def test_a_broken_relation_offers_the_fact_or_the_relation(tmp_path):
     config = (tmp_path / "_config.yml").read_text().splitlines()
     assert config[problem.line - 1].strip().startswith("final_date: Thu 12/10")
     assert "'final_date is first_day_back'" in problem.message
-    assert "book/index.md:5, book/index.md:6, book/index.md:10" in problem.message  # the sentences
+    assert "book/home.md:5, book/home.md:6, book/home.md:10" in problem.message  # the sentences
     assert "write 'final_date: Tue 12/1'" in problem.message
     assert "'final_date is after first_day_back'" in problem.message
     to_fact, to_relation = problem.fixes
@@ -231,7 +212,7 @@ def test_a_mark_that_the_block_does_not_have_names_the_sentence(tmp_path):
     page = PAGE.replace("the next day{states}`recess_start is day after a5_due`",
                         "two days later{states}`recess_start is 2 days after a5_due`")
     (problem,) = facts.check(write_book(tmp_path, FALL, page=page))
-    assert (problem.path, problem.line) == ("book/index.md", 4)
+    assert (problem.path, problem.line) == ("book/home.md", 4)
     assert "'{{ recess }} starts two days later'" in problem.message
     assert "no longer has" in problem.message and "restore the relation" in problem.message
 

@@ -89,24 +89,24 @@ def test_minutes_are_whole_and_at_least_one():
 def test_going_further_pages_are_the_sections_under_a_chapter(tmp_path):
     (tmp_path / "_toc.yml").write_text(textwrap.dedent("""\
         format: jb-book
-        root: book/index
+        root: book/start
         parts:
           - caption: Attention
             chapters:
-              - file: book/attention
+              - file: book/first
                 sections:
-                  - file: book/further/attention.md
-              - file: book/three-details
+                  - file: book/more/first.md
+              - file: book/second
           - caption: For instructors
             chapters:
-              - file: book/instructor
+              - file: book/plan
         """))
     pages = toc_chapters(tmp_path)
     assert [(p.docname, p.part, p.further) for p in pages] == [
-        ("book/index", None, ()),
-        ("book/attention", "Attention", ("book/further/attention",)),
-        ("book/three-details", "Attention", ()),
-        ("book/instructor", "For instructors", ()),
+        ("book/start", None, ()),
+        ("book/first", "Attention", ("book/more/first",)),
+        ("book/second", "Attention", ()),
+        ("book/plan", "For instructors", ()),
     ]
 
 

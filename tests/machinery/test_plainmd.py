@@ -1,9 +1,5 @@
 """A page's MyST markdown becomes plain Markdown that any notebook tool renders."""
 
-import re
-
-import pytest
-
 from rec11_book.shared.plainmd import Context, convert, has_answers
 
 SITE = "https://example.github.io/book/"
@@ -11,7 +7,7 @@ SITE = "https://example.github.io/book/"
 
 def context(**kw):
     problems = []
-    base = dict(docname="book/vae", site=SITE, labels={"sec-kl": ("book/three-details", "sec-kl")},
+    base = dict(docname="book/page", site=SITE, labels={"sec-kl": ("book/details", "sec-kl")},
                 facts={"final_date": "Tue 12/1"}, handout="handout.pdf",
                 warn=lambda line, message: problems.append((line, message)))
     base.update(kw)
@@ -27,15 +23,15 @@ def test_slides_unwrap_and_instructor_notes_go():
 
 def test_labels_and_comments_go_and_links_point_at_the_published_pages():
     text = ("(sec-vae)=\n## The VAE\n\n% a note to ourselves\n"
-            "See [the details](sec-kl), [the VAE page](../vae.md#loss) and [PyTorch](https://pytorch.org).\n"
-            "Also [the further page](further/vae.md) spans\n[two\nlines](sec-kl).")
+            "See [the details](sec-kl), [the other page](../other.md#loss) and [PyTorch](https://pytorch.org).\n"
+            "Also [the page below](sub/page.md) spans\n[two\nlines](sec-kl).")
     out = convert(text, context()[0])
     assert "(sec-vae)=" not in out and "% a note" not in out
-    assert "[the details](https://example.github.io/book/book/three-details.html#sec-kl)" in out
-    assert "[the VAE page](https://example.github.io/book/vae.html#loss)" in out
+    assert "[the details](https://example.github.io/book/book/details.html#sec-kl)" in out
+    assert "[the other page](https://example.github.io/book/other.html#loss)" in out
     assert "[PyTorch](https://pytorch.org)" in out
-    assert "[the further page](https://example.github.io/book/book/further/vae.html)" in out
-    assert "[two\nlines](https://example.github.io/book/book/three-details.html#sec-kl)" in out
+    assert "[the page below](https://example.github.io/book/book/sub/page.html)" in out
+    assert "[two\nlines](https://example.github.io/book/book/details.html#sec-kl)" in out
 
 
 def test_exercises_become_headings_and_solutions_go_to_the_answers_notebook():
@@ -71,9 +67,9 @@ def test_the_relation_a_sentence_states_goes():
 
 
 def test_the_solutions_notebook_role_links_the_answers_or_is_reported():
-    ctx, problems = context(solutions_url=SITE + "_sources/book/vae-solutions.ipynb")
+    ctx, problems = context(solutions_url=SITE + "_sources/book/page-solutions.ipynb")
     out = convert("See {solutions-notebook}`the answers`.", ctx)
-    assert out == "See [the answers](https://example.github.io/book/_sources/book/vae-solutions.ipynb)."
+    assert out == "See [the answers](https://example.github.io/book/_sources/book/page-solutions.ipynb)."
     ctx, problems = context()  # a page with no worked answers
     convert("Intro.\n\nSee {solutions-notebook}`the answers`.", ctx, first_line=5)
     assert problems == [(7, "{solutions-notebook}: this page has no worked answers to link to")]
@@ -98,7 +94,7 @@ def test_agenda_and_literalinclude(tmp_path):
     (tmp_path / "book").mkdir()
     ctx, problems = context(book=tmp_path, agenda=lambda doc, slides: f"| agenda of {doc} {slides} |")
     out = convert("```{agenda}\n:slides:\n```\n\n```{literalinclude} ../src/m.py\n:pyobject: f\n```", ctx)
-    assert out == "| agenda of book/vae True |\n\n```python\ndef f(x):\n    return x + 1\n```"
+    assert out == "| agenda of book/page True |\n\n```python\ndef f(x):\n    return x + 1\n```"
     assert problems == []
 
 
@@ -112,19 +108,6 @@ def test_literalinclude_of_a_method(tmp_path):
     assert out == "```python\n    def g(self):\n        return 2\n```" and problems == []
     convert("```{literalinclude} ../src/m.py\n:pyobject: A.h\n```", ctx)
     assert problems == [(1, "literalinclude: no A.h in ../src/m.py")]
-
-
-@pytest.mark.parametrize("page", ["attention.md", "vae.md", "exercises.md", "further/exercise-2.md", "index.md"])
-def test_the_book_pages_convert_without_markup(root, page):
-    text = (root / "book" / page).read_text()
-    body = re.sub(r"```\{code-cell\}.*?\n```", "", text.split("---", 2)[2] if text.startswith("---") else text,
-                  flags=re.S)
-    ctx, problems = context(docname=f"book/{page[:-3]}", book=root, agenda=lambda doc, slides: "| agenda |",
-                            solutions_url=f"{SITE}answers.ipynb" if has_answers(text) else "")
-    out = convert(body, ctx)
-    assert not [p for p in problems if "glued value" not in p[1]], problems
-    for markup in (":::", "{slide}", "{instructor-note}", "{exercise}", "{solution}", ")=\n", "{handout}"):
-        assert markup not in out, f"{page}: {markup!r} left in the notebook's markdown"
 
 
 def test_math_blocks_lose_their_myst_labels():

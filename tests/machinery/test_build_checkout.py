@@ -44,7 +44,7 @@ def test_a_build_removes_handout_pdfs_older_than_its_pages(tmp_path):
     for pdf in pdfs:
         pdf.write_bytes(b"%PDF")
         os.utime(pdf, (1000, 1000))
-    page = html / "book" / "vae.html"
+    page = html / "book" / "p.html"
     page.write_text("<html></html>")
     os.utime(page, (500, 500))  # the pages are older: the PDFs are current
     assert build.remove_stale_handouts(tmp_path, html) == [] and all(p.exists() for p in pdfs)
