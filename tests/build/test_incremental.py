@@ -244,3 +244,5 @@ def test_each_page_run_before_the_build_says_why(mini_book):
     record = json.loads((cache / why.WHY).read_text())
     assert record == {"book/uses_seeds.md": ["src/rec11/seeds.py changed"],
                       "book/uses_style.md": ["src/rec11/seeds.py changed"]}
+    assert run() == {}
+    assert json.loads((cache / why.WHY).read_text()) == {}, "a build that ran nothing keeps no older build's reasons"

@@ -118,8 +118,8 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
             ran.append(name)
             last_run[name] = inputs[name]
             log(f"{page}: Executed notebook in {result.time:.2f} seconds")
+    why.save(folder, last_run, reasons)  # this build's reasons, none when nothing ran: never an older build's
     if todo:
-        why.save(folder, last_run, reasons)
         log(f"rec11: {len(ran)} page(s) ran {jobs} at a time in {time.perf_counter() - start:.1f} s,"
             f" {len(cached)} already cached")
     return {"ran": sorted(ran), "failed": sorted(failed),
