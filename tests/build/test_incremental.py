@@ -205,6 +205,20 @@ def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_fact
     assert "The home point." in text(deck), "the deck lost the page the rebuild did not read"
     assert "The edited point." in text(deck) and "The close point." not in text(deck)
 
+    # Nothing changed: the deck, the figures and the downloads are not made again, and stay whole.
+    same = build(mini_book.path, out)
+    assert same.ok and not same.read, same.tail()
+    assert "slides/index.html as the last build wrote it" in same.log, same.tail()
+    assert "figures and downloads as the last build wrote them" in same.log, same.tail()
+    for page, printed in outputs.items():
+        assert printed in download(out / "_build", page)[1]
+    # A download overwritten since (as the theme does when it writes a page again) is written again.
+    target = out / "_build" / "html" / "_sources" / "book" / "index.ipynb"
+    target.write_text("{}")
+    again = build(mini_book.path, out)
+    assert again.ok and "figures and downloads as the last build wrote them" not in again.log, again.tail()
+    assert outputs["index"] in download(out / "_build", "index")[1], "the overwritten download was not written again"
+
 
 # ------------------------------------------------------------------ why a page runs again
 

@@ -54,11 +54,12 @@ from sphinx.util.docutils import SphinxRole
 
 from rec11.explore import MIME as EXPLORABLE
 from rec11_book.compat.book_theme import add_launch_link, notebook_download, offers_notebook
+from rec11_book.compat.jupyter_cache import cache_records
 from rec11_book.compat.myst_nb import default_cache_folder, glue_file, kernels_inherit, output_folder_name
-from rec11_book.shared import execution, plainmd
-from rec11_book.shared.figures import figures_in, stage
+from rec11_book.shared import execution, figures, plainmd
+from rec11_book.shared.figures import STAGED, figures_in, stage
 from rec11_book.shared.pagefacts import uses_trained_models
-from rec11_book.shared.pages import AGENDA_MARKDOWN, QUIET_TRAINING, build_failed
+from rec11_book.shared.pages import AGENDA_MARKDOWN, QUIET_TRAINING, Memo, build_failed, digest
 from rec11_book.shared.pages import FINGERPRINT_MARK as FINGERPRINT
 from rec11_book.shared.plainmd import has_answers
 
@@ -432,10 +433,20 @@ def check_figures(app, exception) -> None:
     warning at the page's line, raised before the session plan is put back and the deck
     written, so that both see a failed build."""
     app.rec11_executed = None
+    app.rec11_downloads_inputs = None
     if exception is not None or app.builder.format != "html":
         return
     build = Path(app.outdir).parent
-    app.rec11_executed = list(executed_notebooks(build, execution.cache_path(Path(app.srcdir), build.parent)))
+    cache = execution.cache_path(Path(app.srcdir), build.parent)
+    # a build that changed none of what the figures and the downloads are made from redoes neither
+    inputs = downloads_inputs(app, build, cache)
+    memo = Memo(Path(app.doctreedir), DOWNLOADS)
+    if not build_failed(app, exception) and memo.unchanged(DOWNLOADS, inputs) is not None:
+        logger.info("rec11: figures and downloads as the last build wrote them (no page, output or setting changed)")
+        app.rec11_executed = []
+        return
+    app.rec11_downloads_inputs = inputs
+    app.rec11_executed = list(executed_notebooks(build, cache))
     found, problems = figures_in(app.rec11_executed, Path(app.srcdir))
     for relative, line, message in problems:
         docname = relative.with_suffix("").as_posix()
@@ -444,9 +455,43 @@ def check_figures(app, exception) -> None:
         stage(found, build)
 
 
+DOWNLOADS = "downloads"  # the memo of the figures staged and the downloads written (shared.pages.Memo)
+
+
+def downloads_inputs(app, build: Path, cache: Path) -> str:
+    """What the staged figures and the downloads are made from: the pages, what myst-nb wrote
+    for them (notebooks, glued values), the execution cache's records (a page that ran again has
+    new outputs), the settings and pins the install cell and the links read, and the code that
+    makes them."""
+    from importlib.metadata import version
+
+    root = Path(app.srcdir)
+    executed = build / output_folder_name()
+    code = [Path(m.__file__).read_bytes() for m in (plainmd, execution, figures)] + [Path(__file__).read_bytes()]
+    parts = [*code, version("nbformat"), pins(), built_commit(root, "main"), app.config.rec11_package_source,
+             sorted(app.config.myst_substitutions.items()), app.config.html_baseurl, app.config.html_sourcelink_suffix,
+             [app.config.html_theme_options.get(k) for k in ("repository_url", "repository_branch", "path_to_docs")]]
+    for docname in sorted(app.env.found_docs):
+        parts += [docname, Path(app.env.doc2path(docname)).read_bytes()]
+    for path in sorted(executed.rglob("*")):
+        if path.suffix in (".ipynb", ".json"):
+            parts += [path.relative_to(executed).as_posix(), path.read_bytes()]
+    # each run of a page is a record of its own (a new pk); matching one updates its access time only
+    parts.append(sorted((pk, uri) for pk, uri, _ in cache_records(cache)) if cache.is_dir() else [])
+    return digest(*parts)
+
+
 def on_build_finished(app, exception) -> None:
-    if exception is None and app.builder.format == "html":
-        write_downloads(app)
+    if exception is None and app.builder.format == "html" and app.rec11_downloads_inputs is not None:
+        written = write_downloads(app)
+        build = Path(app.outdir).parent
+        staged = sorted((build / STAGED).iterdir()) if (build / STAGED).is_dir() else []
+        memo = Memo(Path(app.doctreedir), DOWNLOADS)
+        if build_failed(app, exception):
+            memo.forget(DOWNLOADS)
+        else:
+            memo.record(DOWNLOADS, app.rec11_downloads_inputs, [*written, *staged])
+        memo.save()
 
 
 def add_colab_link(app, pagename: str, templatename: str, context: dict, doctree) -> None:

@@ -59,7 +59,17 @@ from rec11.chapter import toc_pages
 from rec11.notes import Note
 from rec11_book.compat.myst_nb import cell_selector, tag_class
 from rec11_book.shared.files import node_modules_candidates, skip_dev_files
-from rec11_book.shared.pages import DECK, build_failed, deck_uri, line_of, slide_id, slides_of, unique_ids
+from rec11_book.shared.pages import (
+    DECK,
+    Memo,
+    build_failed,
+    deck_uri,
+    digest,
+    line_of,
+    slide_id,
+    slides_of,
+    unique_ids,
+)
 from rec11_book.shared.pages import SLIDE_MARK as MARK
 
 logger = logging.getLogger(__name__)
@@ -333,10 +343,33 @@ def write_deck(app: Sphinx, exception) -> None:
     outdir, srcdir = Path(app.outdir), Path(app.srcdir)
     version = copy_reveal(srcdir, outdir / "_static")
     # Jupyter Book gives the book's title as html_title; it leaves Sphinx's project unset
-    slides = compose(srcdir, outdir, app.env, app.config.html_title or app.config.project)
+    title = app.config.html_title or app.config.project
+    # the deck is made from the written pages alone: if none of them changed, neither does it
+    memo, inputs = Memo(Path(app.doctreedir), "deck"), deck_inputs(srcdir, outdir, app.env, title)
+    kept = memo.unchanged(DECK, inputs)
+    if kept is not None:
+        logger.info("rec11: slides: %s as the last build wrote it (no page with slides changed)", DECK)
+        return
+    slides = compose(srcdir, outdir, app.env, title)
     extra = sum(len(s.figures) for s in slides)
+    memo.record(DECK, inputs, [outdir / DECK])
+    memo.save()
     logger.info("rec11: slides: %d slides and %d figure slides (reveal.js %s) in %s, %.1f s",
                 len(slides), extra, version, DECK, time.perf_counter() - start)
+
+
+def deck_inputs(srcdir: Path, outdir: Path, env, title: str) -> str:
+    """What :func:`compose` reads: the title, each written page that has notes (and its notes), and
+    this module's own code and BeautifulSoup's version, which shape what it writes."""
+    from importlib.metadata import version
+
+    parts = [title, Path(__file__).read_bytes(), version("beautifulsoup4")]
+    for page in toc_pages(srcdir):
+        notes = env.rec11_notes.get(page, [])
+        written = outdir / f"{page}.html"
+        if notes and written.is_file():
+            parts += [page, tuple(notes), written.read_bytes()]
+    return digest(*parts)
 
 
 def setup(app: Sphinx) -> dict:

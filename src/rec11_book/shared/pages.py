@@ -21,6 +21,7 @@ Modules import from here, never from each other's internals.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
 import re
@@ -134,6 +135,58 @@ def keep_per_page(app: Sphinx, name: str) -> None:
     app.connect("builder-inited", init, priority=400)  # before the extension's own set-up reads it
     app.connect("env-purge-doc", purge)
     app.connect("env-merge-info", merge)
+
+
+# ---------------------------------------------------------------- work a build need not redo
+
+
+def digest(*parts) -> str:
+    """A hash of ``parts`` (bytes, or anything with a stable ``repr``): what a written file came from."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part if isinstance(part, bytes) else repr(part).encode()
+        h.update(len(data).to_bytes(8, "little") + data)
+    return h.hexdigest()
+
+
+def _file_digest(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+class Memo:
+    """What a build step wrote at its last run, and from what: a step whose inputs are the same,
+    and whose files are still as it wrote them (nothing overwrote or removed them), is not redone.
+
+    ``Memo(folder, "deck")`` keeps ``folder/.rec11-memo-deck.json`` ({key: {"inputs", "files",
+    "extra"}}); the build keeps it with the doctrees, so ``make clean`` forgets it too.
+    """
+
+    def __init__(self, folder: Path, name: str):
+        self.path = Path(folder) / f".rec11-memo-{name}.json"
+        try:
+            self.kept = json.loads(self.path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            self.kept = {}
+
+    def unchanged(self, key: str, inputs: str) -> dict | None:
+        """The ``extra`` kept with ``key`` if its inputs and files are as recorded, else None."""
+        entry = self.kept.get(key)
+        if not entry or entry["inputs"] != inputs:
+            return None
+        if any(_file_digest(Path(f)) != h for f, h in entry["files"].items()):
+            return None
+        return entry["extra"]
+
+    def record(self, key: str, inputs: str, files, extra: dict | None = None) -> None:
+        self.kept[key] = {"inputs": inputs, "files": {str(f): _file_digest(Path(f)) for f in files},
+                          "extra": extra or {}}
+
+    def forget(self, key: str) -> None:
+        self.kept.pop(key, None)
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(self.kept, sort_keys=True))
 
 
 # ---------------------------------------------------------------- the chapter's pages
