@@ -244,23 +244,31 @@ def _html(element) -> str:
     return element.decode(formatter=DoubleQuoted(entity_substitution=EntitySubstitution.substitute_xml))
 
 
-def _figure_slide(slide: DeckSlide, figure, number: int, count: int) -> str:
-    label = f"{slide.title}: figure {number} of {count}" if count > 1 else f"{slide.title}: figure"
+def _figure_slide(slide: dict, figure: str, number: int, count: int) -> str:
+    label = f"{slide['title']}: figure {number} of {count}" if count > 1 else f"{slide['title']}: figure"
     return (f'<section class="rec11-figure-slide" aria-label="{html.escape(label)}">\n'
-            f'<h2>{html.escape(slide.title)}</h2>\n{_html(figure)}\n</section>')
+            f'<h2>{html.escape(slide["title"])}</h2>\n{figure}\n</section>')
 
 
-def _main_slide(slide: DeckSlide, first: bool) -> str:
-    minutes = f"{slide.minutes:g} min"
-    body = "\n".join(_html(e) for e in slide.content)
-    notes = "\n".join(_html(e) for e in slide.notes)
+def _main_slide(slide: dict, first: bool) -> str:
+    minutes = f"{slide['minutes']:g} min"
+    body = "\n".join(slide["content"])
+    notes = "\n".join(slide["notes"])
     kind = "rec11-title-slide" if first else "rec11-main-slide"
-    return (f'<section id="{slide_id(slide.title)}" class="rec11-main-slide {kind}" '
-            f'data-slide="{html.escape(slide.title)}" data-minutes="{slide.minutes:g}">\n'
-            f'<h2>{html.escape(slide.title)}</h2>\n{body}\n'
+    title = html.escape(slide["title"])
+    return (f'<section id="{slide_id(slide["title"])}" class="rec11-main-slide {kind}" '
+            f'data-slide="{title}" data-minutes="{slide["minutes"]:g}">\n'
+            f'<h2>{title}</h2>\n{body}\n'
             f'<aside class="notes"><p class="rec11-minutes"><strong>{minutes}</strong> · '
-            f'<a href="{html.escape(posixpath.relpath(slide.page + ".html", "slides"))}">'
+            f'<a href="{html.escape(posixpath.relpath(slide["page"] + ".html", "slides"))}">'
             f'the page</a></p>\n{notes}\n</aside>\n</section>')
+
+
+def rendered(slide: DeckSlide) -> dict:
+    """A slide as the deck writes it: its parts as HTML, kept per page between builds."""
+    return {"title": slide.title, "minutes": slide.minutes, "page": slide.page,
+            "content": [_html(e) for e in slide.content], "figures": [_html(f) for f in slide.figures],
+            "notes": [_html(n) for n in slide.notes]}
 
 
 PAGE = """<!DOCTYPE html>
@@ -293,18 +301,28 @@ PAGE = """<!DOCTYPE html>
 """
 
 
-def compose(srcdir: Path, outdir: Path, env, title: str) -> list[DeckSlide]:
-    """Read the written pages in toc order and write the deck; return its slides."""
+def compose(srcdir: Path, outdir: Path, env, title: str, memo: Memo | None = None) -> list[dict]:
+    """Read the written pages in toc order and write the deck; return its slides. A page whose
+    HTML and notes are as at the last build gives the slides it gave then (``memo``, per page)."""
     slides = []
     for page in toc_pages(srcdir):
         notes = env.rec11_notes.get(page, [])
         written = outdir / f"{page}.html"
-        if notes and written.is_file():
-            slides += page_slides(page, written.read_text(), notes)
+        if not (notes and written.is_file()):
+            continue
+        text = written.read_text()
+        inputs = digest(page, tuple(notes), text, Path(__file__).read_bytes())
+        kept = memo.unchanged(page, inputs) if memo else None
+        if kept is None:
+            kept = {"slides": [rendered(s) for s in page_slides(page, text, notes)]}
+            if memo:
+                memo.record(page, inputs, [], kept)
+        slides += kept["slides"]
     parts = []
     for index, slide in enumerate(slides):
         parts.append(_main_slide(slide, index == 0))
-        parts += [_figure_slide(slide, f, n, len(slide.figures)) for n, f in enumerate(slide.figures, 1)]
+        figures = slide["figures"]
+        parts += [_figure_slide(slide, f, n, len(figures)) for n, f in enumerate(figures, 1)]
     config = json.dumps({"width": WIDTH, "height": HEIGHT})
     deck = outdir / DECK
     deck.parent.mkdir(parents=True, exist_ok=True)
@@ -350,8 +368,10 @@ def write_deck(app: Sphinx, exception) -> None:
     if kept is not None:
         logger.info("rec11: slides: %s as the last build wrote it (no page with slides changed)", DECK)
         return
-    slides = compose(srcdir, outdir, app.env, title)
-    extra = sum(len(s.figures) for s in slides)
+    pages = Memo(Path(app.doctreedir), "deck-pages")
+    slides = compose(srcdir, outdir, app.env, title, pages)
+    pages.save()
+    extra = sum(len(s["figures"]) for s in slides)
     memo.record(DECK, inputs, [outdir / DECK])
     memo.save()
     logger.info("rec11: slides: %d slides and %d figure slides (reveal.js %s) in %s, %.1f s",

@@ -66,7 +66,15 @@ def notes(text: str, docname: str) -> tuple[Note, ...]:
 def trains_models(text: str, package: Path | None = None) -> bool:
     """Whether a page's code reaches the model cache (``rec11.cache``), through any import."""
     modules = facts(text).modules
-    return bool(modules) and "rec11.cache" in module_closure(sorted(modules), package)
+    return bool(modules) and "rec11.cache" in _closure(tuple(sorted(modules)), package)
+
+
+@functools.lru_cache(maxsize=256)
+def _closure(modules: tuple[str, ...], package: Path | None) -> frozenset[str]:
+    """``module_closure``, once per set of modules in a process: a build asks it for every page
+    several times (Live Code's settings, the downloads), and a build's process sees one state of
+    the package (the preview builds in a fresh fork each time)."""
+    return frozenset(module_closure(list(modules), package))
 
 
 def uses_trained_models(app, docname: str) -> bool:
