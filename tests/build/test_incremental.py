@@ -170,11 +170,12 @@ def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_fact
         slide(f"The {block} point.", block.title(), block, facts[f"budget_{block}"])
         for block in ("generation", "generative", "close"))
         + cell('from rec11.seeds import shifted\nprint("other output", shifted(5))'))
-    mini_book.toc("index", "other")
-    outputs = {"index": "home output 42", "other": "other output 5"}
+    mini_book.page("third", "# Third\n" + cell('print("third output", 3 * 3)'))
+    mini_book.toc("index", "other", "third")
+    outputs = {"index": "home output 42", "other": "other output 5", "third": "third output 9"}
 
     first = built(mini_book)
-    assert first.executed == {"book/index", "book/other"}, first.tail()
+    assert first.executed == {"book/index", "book/other", "book/third"}, first.tail()
 
     # A new build folder with only the execution cache, as a CI runner restores it: no page
     # runs, so myst-nb writes every page's notebook without outputs.
@@ -182,7 +183,7 @@ def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_fact
     shutil.copytree(mini_book.path / "_build" / ".jupyter_cache", out / "_build" / ".jupyter_cache")
     fresh = build(mini_book.path, out)
     assert fresh.ok, fresh.tail()
-    assert fresh.executed == set() and fresh.cached == {"book/index", "book/other"}, \
+    assert fresh.executed == set() and fresh.cached == {"book/index", "book/other", "book/third"}, \
         "a build in a new folder did not take every page from the cache"
     for page, printed in outputs.items():
         nb, shown = download(out / "_build", page)
@@ -192,11 +193,16 @@ def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_fact
     deck = out / "_build" / "html" / "slides" / "index.html"
     assert "The home point." in text(deck) and "The close point." in text(deck)
 
-    # Edit the words of one slide: the rebuild reads that page alone, from the cache.
+    # Edit the words of one slide: the rebuild reads that page alone, from the cache, and
+    # writes that page's downloads alone.
+    third = out / "_build" / "html" / "_sources" / "book" / "third.ipynb"
+    before = third.stat().st_mtime_ns
     other.write_text(other.read_text().replace("The close point.", "The edited point."))
     rebuilt = build(mini_book.path, out)
     assert rebuilt.ok, rebuilt.tail()
     assert rebuilt.read == {"book/other"} and rebuilt.executed == set(), "the rebuild read more than the edited page"
+    assert "book/third" not in rebuilt.written, rebuilt.tail()
+    assert third.stat().st_mtime_ns == before, "the download of a page the edit did not touch was written again"
     for page, printed in outputs.items():
         nb, shown = download(out / "_build", page)
         assert printed in shown, f"{page}.ipynb lost its outputs in a rebuild that read one page"

@@ -58,8 +58,8 @@ from rec11_book.compat.jupyter_cache import cache_records
 from rec11_book.compat.myst_nb import default_cache_folder, glue_file, kernels_inherit, output_folder_name
 from rec11_book.shared import execution, figures, plainmd
 from rec11_book.shared.figures import STAGED, figures_in, stage
-from rec11_book.shared.pagefacts import uses_trained_models
-from rec11_book.shared.pages import AGENDA_MARKDOWN, QUIET_TRAINING, Memo, build_failed, digest
+from rec11_book.shared.pagefacts import page_modules, uses_trained_models
+from rec11_book.shared.pages import AGENDA_MARKDOWN, QUIET_TRAINING, Memo, build_failed, digest, package_dir
 from rec11_book.shared.pages import FINGERPRINT_MARK as FINGERPRINT
 from rec11_book.shared.plainmd import has_answers
 
@@ -387,19 +387,27 @@ def page_context(app, docname: str, glue, problems: list[str]) -> plainmd.Contex
 def write_downloads(app) -> list[Path]:
     """Rewrite each ``_sources/<page>.ipynb`` download the theme offers, and each
     ``_sources/<page>.md`` as plain Markdown; write ``_sources/<page>-solutions.ipynb``
-    beside a page with worked answers. Returns them."""
+    beside a page with worked answers. Returns every download. A page whose downloads were made from
+    the same inputs at the last build, and are still as written then, is left as it is
+    (``page_inputs``: a prose edit rewrites the edited page's downloads, not every page's)."""
     html = Path(app.outdir)
     build = html.parent
     root = Path(app.srcdir)
     repository = (app.config.html_theme_options.get("repository_url") or "").rstrip("/")
     commit = built_commit(root, app.config.html_theme_options.get("repository_branch") or "main")
     packages = pins()
-    written, problems, notebooks = [], [], {}
+    problems, notebooks = [], {}
     executed = build / output_folder_name()
+    memo, book_wide = Memo(Path(app.doctreedir), "download-pages"), book_inputs(app, executed)
+    inputs, files, kept = {}, {}, set()
     for relative, nb in app.rec11_executed:  # read by check_figures, earlier in build-finished
         docname = relative.with_suffix("").as_posix()
         target = html / notebook_download(docname)
         if not target.is_file():  # the theme offers no download for this page
+            continue
+        inputs[docname] = page_inputs(app, docname, book_wide, nbformat.writes(nb))
+        if memo.unchanged(docname, inputs[docname]) is not None:
+            kept.add(docname)
             continue
         context = page_context(app, docname, GlueValues(executed, relative), problems)
         install = install_cell(repository, commit, packages, uses_trained_models(app, docname),
@@ -407,24 +415,67 @@ def write_downloads(app) -> list[Path]:
         lines = Path(app.env.doc2path(docname)).read_text().split("\n")
         download = for_download(nb, context, install, lines)
         nbformat.write(download, target)
-        written.append(target)
+        files[docname] = [target]
         notebooks[docname] = download
         if context.solutions_url:  # the page has worked answers: they go beside it
             context = page_context(app, docname, GlueValues(executed, relative), problems)
             solutions = target.with_name(f"{target.stem}{SOLUTIONS}.ipynb")
             nbformat.write(for_download(nb, context, install, lines, answers=True), solutions)
-            written.append(solutions)
+            files[docname].append(solutions)
     for docname in sorted(app.env.found_docs):
         source = Path(app.env.doc2path(docname))
         target = html / "_sources" / f"{docname}{source.suffix}{app.config.html_sourcelink_suffix}"
-        if target.is_file() and source.suffix == ".md":
-            context = page_context(app, docname, GlueValues(executed, Path(f"{docname}.md")), problems)
-            target.write_text(markdown_download(notebooks.get(docname), context, source))
-            written.append(target)
+        if docname in kept or not (target.is_file() and source.suffix == ".md"):
+            continue
+        if docname not in inputs:  # a page without code: its Markdown alone
+            inputs[docname] = page_inputs(app, docname, book_wide, "")
+            if memo.unchanged(docname, inputs[docname]) is not None:
+                continue
+        context = page_context(app, docname, GlueValues(executed, Path(f"{docname}.md")), problems)
+        target.write_text(markdown_download(notebooks.get(docname), context, source))
+        files.setdefault(docname, []).append(target)
     if problems:
         # dict.fromkeys: an answers download is converted twice, so its problems come twice
         raise DownloadError("the notebook downloads:\n" + "\n".join(dict.fromkeys(problems)))
-    return written
+    for docname, made in files.items():
+        memo.record(docname, inputs[docname], made)
+    memo.save()
+    # every download of the book, the ones left as they were included
+    return [Path(f) for docname in inputs for f in memo.kept.get(docname, {}).get("files", {})]
+
+
+def book_inputs(app, executed: Path) -> str:
+    """What every page's downloads read besides the page: the code that makes them, the pins,
+    the commit and the settings of the install cell and the links, every page's glued values
+    (a page may show another's) and the labels a link can point to."""
+    from importlib.metadata import version
+
+    code = [Path(m.__file__).read_bytes() for m in (plainmd, execution)] + [Path(__file__).read_bytes()]
+    root = Path(app.srcdir)
+    labels = sorted((name, doc, anchor) for name, (doc, anchor, _) in
+                    app.env.domaindata.get("std", {}).get("labels", {}).items())
+    glued = [(p.relative_to(executed).as_posix(), p.read_bytes()) for p in sorted(executed.rglob("*.glue.json"))]
+    return digest(*code, version("nbformat"), pins(), built_commit(root, "main"), app.config.rec11_package_source,
+                  sorted(app.config.myst_substitutions.items()), app.config.html_baseurl,
+                  app.config.html_sourcelink_suffix,
+                  [app.config.html_theme_options.get(k) for k in ("repository_url", "repository_branch",
+                                                                  "path_to_docs")],
+                  labels, glued)
+
+
+def page_inputs(app, docname: str, book_wide: str, notebook: str) -> str:
+    """What one page's downloads are made from: the book-wide inputs, the page, its executed
+    notebook (outputs included), the code it imports, and, for a page that shows the
+    agenda, every page (the agenda lists their reading times)."""
+    text = Path(app.env.doc2path(docname)).read_text()
+    # the code the page imports, whose hash is kept per state of the package: whether the page
+    # trains a model (the install cell says so) follows from it and the page's text
+    modules = page_modules(text)
+    code = execution.package_hash(Path(app.srcdir), modules, package_dir(app)) if modules else ""
+    parts = [book_wide, docname, text, notebook, code]
+    if "{agenda}" in text:
+        parts += [Path(app.env.doc2path(d)).read_bytes() for d in sorted(app.env.found_docs)]
+    return digest(*parts)
 
 
 def check_figures(app, exception) -> None:
