@@ -1,17 +1,8 @@
 """A page's MyST markdown becomes plain Markdown that any notebook tool renders."""
 
-from rec11_book.shared.plainmd import Context, convert, has_answers
+from plainmd_support import SITE, context
 
-SITE = "https://example.github.io/book/"
-
-
-def context(**kw):
-    problems = []
-    base = dict(docname="book/page", site=SITE, labels={"sec-kl": ("book/details", "sec-kl")},
-                facts={"final_date": "Tue 12/1"}, handout="handout.pdf",
-                warn=lambda line, message: problems.append((line, message)))
-    base.update(kw)
-    return Context(**base), problems
+from rec11_book.shared.plainmd import convert, has_answers
 
 
 def test_slides_unwrap_and_instructor_notes_go():

@@ -5,19 +5,9 @@ writes, are tests/machinery/test_plainmd.py)."""
 import re
 
 import pytest
+from plainmd_support import SITE, context
 
-from rec11_book.shared.plainmd import Context, convert, has_answers
-
-SITE = "https://example.github.io/book/"
-
-
-def context(**kw):
-    problems = []
-    base = dict(docname="book/vae", site=SITE, labels={"sec-kl": ("book/three-details", "sec-kl")},
-                facts={"final_date": "Tue 12/1"}, handout="handout.pdf",
-                warn=lambda line, message: problems.append((line, message)))
-    base.update(kw)
-    return Context(**base), problems
+from rec11_book.shared.plainmd import convert, has_answers
 
 
 @pytest.mark.parametrize("page", ["attention.md", "vae.md", "exercises.md", "further/exercise-2.md", "index.md"])
@@ -25,7 +15,8 @@ def test_the_book_pages_convert_without_markup(root, page):
     text = (root / "book" / page).read_text()
     body = re.sub(r"```\{code-cell\}.*?\n```", "", text.split("---", 2)[2] if text.startswith("---") else text,
                   flags=re.S)
-    ctx, problems = context(docname=f"book/{page[:-3]}", book=root, agenda=lambda doc, slides: "| agenda |",
+    ctx, problems = context(docname=f"book/{page[:-3]}", book=root, labels={"sec-kl": ("book/three-details", "sec-kl")},
+                            agenda=lambda doc, slides: "| agenda |",
                             solutions_url=f"{SITE}answers.ipynb" if has_answers(text) else "")
     out = convert(body, ctx)
     assert not [p for p in problems if "glued value" not in p[1]], problems
