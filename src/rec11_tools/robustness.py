@@ -284,6 +284,7 @@ class Claim:
     worst: dict | None = None  # the record (value, op, threshold) with the smallest slack
     exact: bool = False  # a bare assert: held or not, no value to measure a margin by
     values: tuple = ()  # per retraining, the value of the worst call
+    keys: tuple = ()  # per retraining, its record's name, beside ``values``
     decades: bool = False  # stated as log10 of the quantity (tails reads it back)
     tail: tuple | None = None  # (fail chance, family) from the fitted tail (rec11_tools.tails)
 
@@ -321,8 +322,8 @@ def summarize(results: dict[str, dict], fingerprints: dict[str, str]) -> list[Cl
 
     claims: list[Claim] = []
     for page, fingerprint in fingerprints.items():
-        runs = []  # per retraining of this code: ({message: [records]}, stopped by an error)
-        for result in results.values():
+        runs = []  # per retraining of this code: ({message: [records]}, stopped by an error, its name)
+        for key, result in results.items():
             run = result["pages"].get(page)
             if run is None or run.get("fingerprint") != fingerprint:
                 continue
@@ -332,11 +333,11 @@ def summarize(results: dict[str, dict], fingerprints: dict[str, str]) -> list[Cl
             for error in run["errors"]:
                 seen[f"line {error['line']} runs without error ({error['error'].splitlines()[0][:80]})"] = [
                     {"held": False}]
-            runs.append((seen, bool(run["errors"])))
-        messages = dict.fromkeys(m for seen, _ in runs for m in seen)
+            runs.append((seen, bool(run["errors"]), key))
+        messages = dict.fromkeys(m for seen, _, _ in runs for m in seen)
         for message in messages:
             c = Claim(page, message)
-            for seen, stopped in runs:
+            for seen, stopped, key in runs:
                 records = seen.get(message)
                 if records is None:
                     if stopped and "runs without error" not in message:  # not reached
@@ -353,6 +354,7 @@ def summarize(results: dict[str, dict], fingerprints: dict[str, str]) -> list[Cl
                         c.worst = worst
                     c.slacks += (slack_of(worst),)
                     c.values += (worst["value"],)
+                    c.keys += (key,)
                 else:
                     c.exact = True
             claims.append(c)
@@ -381,11 +383,37 @@ def fitted_pass_chance(claims: list[Claim], root: Path) -> dict:
     for c in measured:
         c.decades = c.message in decades.get(c.page, set())
     known = [simulable.rate(c.page, c.message, root) for c in measured]  # where draws alone decide
+    same = same_quantity(measured)
     out = tails.book_pass([(c.values, c.worst["threshold"], c.worst["op"], c.decades, k and k[2])
-                           for c, k in zip(measured, known)])
+                           for c, k in zip(measured, known)], same)
     for c, tail in zip(measured, out["per_claim"]):
         c.tail = tail
+    out["same"] = [(measured[first], c) for c, first in zip(measured, same) if c is not measured[first]]
     return out
+
+
+SAME_LEAST = 10  # retrainings two claims must share, every one with one value, to count as one quantity
+
+
+def same_quantity(claims: list[Claim], least: int = SAME_LEAST) -> list[int]:
+    """For each claim, the first claim before it that measures the same quantity (itself when
+    none does): the same operator and threshold, and one value in each of at least ``least``
+    retrainings that ran both, values that vary (two claims that never move are not evidence of
+    one quantity). Two pages that compute one number from one trained model fail together."""
+    first = list(range(len(claims)))
+    by_key = [dict(zip(c.keys, c.values)) for c in claims]
+    for j, b in enumerate(claims):
+        for i in range(j):
+            a = claims[i]
+            if first[i] != i or (a.worst["op"], a.worst["threshold"]) != (b.worst["op"], b.worst["threshold"]):
+                continue
+            shared = by_key[i].keys() & by_key[j].keys()
+            values = [by_key[i][k] for k in shared]
+            if (len(shared) >= least and len(set(values)) > 1
+                    and all(math.isclose(by_key[i][k], by_key[j][k], rel_tol=1e-12, abs_tol=1e-300) for k in shared)):
+                first[j] = i
+                break
+    return first
 
 
 def machine() -> str:
@@ -497,6 +525,14 @@ def whole_book_line(books: list[dict], fingerprints: dict[str, str] | None) -> s
     return line + "."
 
 
+def same_line(pairs: list[tuple[Claim, Claim]]) -> str:
+    """The claims counted once with another, said after the headline."""
+    if not pairs:
+        return ": none here"
+    named = "; ".join(f"{b.page} '{b.message}' with {a.page}" for a, b in pairs)
+    return f": {named}"
+
+
 def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: str = "",
            fingerprints: dict[str, str] | None = None) -> str:
     from rec11_tools import simulable
@@ -537,7 +573,9 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         " read off a tail fitted to its values on the quantity's own scale (normal, lognormal,"
         " Weibull or half-normal, weighted by AIC), with the spread that n values leave in the fit;"
         " the bound comes from a parametric bootstrap; the claims are taken as independent"
-        " (`rec11_tools.tails`, validated where the failure rate can be simulated exactly)."
+        " (`rec11_tools.tails`, validated where the failure rate can be simulated exactly),"
+        f" except that claims with one value in every retraining that ran both (at least {SAME_LEAST},"
+        " values that vary) measure one quantity and count once" + same_line(fitted["same"]) + "."
         " Where a claim's value comes from random draws alone, with no trained model, its"
         f" chance is instead the 95 % upper bound of its failure rate over {simulable.DRAWS:,}"
         " simulated draws (`rec11_tools.simulable`).",

@@ -23,8 +23,9 @@ quantities have long tails, so it was too hopeful. Here, per claim:
   parameters widens the tail, as Student's t widens a normal's.
 
 The book's pass chance is the product of each claim's chance to hold (claims taken as
-independent). Its 95 % lower bound is the 5th percentile of that product over the same
-bootstrap refits. ``validate`` checks the method against claims whose failure rate can be
+independent; claims that measure the same quantity, one value in every retraining, count
+once). Its 95 % lower bound is the 5th percentile of that product over the same bootstrap
+refits. ``validate`` checks the method against claims whose failure rate can be
 simulated exactly (tests/unit/test_tails.py).
 """
 
@@ -172,23 +173,33 @@ def fail_chance(values, threshold: float, op: str, decades: bool = False,
     return float(averaged.mean()), "averaged", averaged
 
 
-def book_pass(claims: list[tuple]) -> dict:
+def book_pass(claims: list[tuple], same: list[int] | None = None) -> dict:
     """The chance that a fresh retraining passes every claim, with a 95 % lower bound.
 
     ``claims``: (values, threshold, op, decades) per measured claim, or (values, threshold,
     op, decades, known), where ``known`` is a failure rate computed by simulation (an upper
-    bound, ``rec11_tools.simulable``) that replaces the fit. Returns the point estimate, the
-    lower bound and, per claim in the order given, (chance, family).
+    bound, ``rec11_tools.simulable``) that replaces the fit. ``same[i]`` is the first claim
+    that measures the same quantity as claim ``i`` (``i`` itself when none does): such claims
+    fail together, so they count once, with the largest chance among them. Returns the point
+    estimate, the lower bound and, per claim in the order given, (chance, family).
     """
-    per_claim, products = [], np.ones(REFITS)
+    same = list(range(len(claims))) if same is None else same
+    per_claim, draws = [], []
     for i, (values, threshold, op, decades, *known) in enumerate(claims):
         if known and known[0] is not None:
             chance, family, refits = known[0], "simulated", None
         else:
             chance, family, refits = fail_chance(values, threshold, op, decades, seed=i)
         per_claim.append((chance, family))
-        products *= 1 - (refits if refits is not None else chance)
-    point = math.prod(1 - p for p, _ in per_claim)
+        draws.append(refits if refits is not None else np.full(REFITS, chance))
+    groups: dict[int, list[int]] = {}
+    for i, first in enumerate(same):
+        groups.setdefault(first, []).append(i)
+    point, products = 1.0, np.ones(REFITS)
+    for members in groups.values():
+        worst = max(members, key=lambda i: per_claim[i][0])  # the first of equals
+        point *= 1 - per_claim[worst][0]
+        products *= 1 - draws[worst]
     return {"point": point, "lower": float(np.quantile(products, 0.05)), "per_claim": per_claim}
 
 

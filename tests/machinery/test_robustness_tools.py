@@ -331,3 +331,33 @@ def test_make_claims_keeps_its_records_beside_the_report(mini_book, tmp_path, mo
                             "--work", str(tmp_path / "work")]) == 0
     assert len(list(records.glob("seed*.json.gz"))) == 3
     assert not (mini_book.path / "ROBUSTNESS.md").exists()
+
+
+def _claim(page, message, values, keys, threshold=1.0, op=">"):
+    c = robustness.Claim(page, message, runs=len(values), values=tuple(values), keys=tuple(keys))
+    c.worst = {"value": min(values), "op": op, "threshold": threshold, "held": True}
+    return c
+
+
+def test_claims_with_one_value_in_every_shared_retraining_count_once():
+    keys = [f"seed{i}" for i in range(12)]
+    values = [2 + 0.1 * i for i in range(12)]
+    a = _claim("book/p.md", "p: 'x'", values, keys)
+    twin = _claim("book/q.md", "q: 'x again'", values[2:], keys[2:])  # 10 shared retrainings, one value each
+    other = _claim("book/q.md", "q: 'y'", [v + 1e-3 for v in values], keys)
+    few = _claim("book/r.md", "r: 'x'", values[:9], keys[:9])  # 9 shared: not enough to say
+    moved = _claim("book/r.md", "r: 'x, another bar'", values, keys, threshold=1.5)
+    still = [_claim("book/s.md", f"s: 'never moves' {n}", [3.0] * 12, keys) for n in (1, 2)]
+    assert robustness.same_quantity([a, twin, other, few, moved, *still]) == [0, 0, 2, 3, 4, 5, 6]
+
+
+def test_a_quantity_claimed_twice_is_one_chance_to_fail_in_the_book():
+    from rec11_tools import tails
+
+    values = [0.5 + 0.01 * i for i in range(30)]
+    claim = (values, 0.4, ">", False)
+    once = tails.book_pass([claim])
+    twice = tails.book_pass([claim, claim])
+    counted_once = tails.book_pass([claim, claim], same=[0, 0])
+    assert twice["point"] < once["point"]
+    assert counted_once["point"] == once["point"] and counted_once["lower"] == once["lower"]
