@@ -204,7 +204,7 @@ TOGGLE_STATE = """cell => [...cell.querySelectorAll('details')].map(d => {
 })"""
 
 
-def reveal(box, cell: dict) -> None:
+def reveal(box, cell: dict, wait_ms: int = 10_000) -> None:
     """Open the "Show code cell" toggle of a cell whose code is hidden, as a student would,
     and wait for its run button to show.
 
@@ -218,7 +218,7 @@ def reveal(box, cell: dict) -> None:
     for attempt in (1, 2):
         box.locator("details:not([open]) > summary").first.click()
         try:
-            run_button.wait_for(state="visible", timeout=10_000)
+            run_button.wait_for(state="visible", timeout=wait_ms)
             return
         except Exception as error:
             state = box.evaluate(TOGGLE_STATE)

@@ -58,12 +58,13 @@ def test_reveal_opens_a_toggle_and_says_when_it_took_a_second_click(browser):
         return page.locator("div.cell")
 
     try:
-        reveal(cell(0), {"hidden": True, "i": 0})
+        # a second each: these made-up pages answer a click at once (the book's pages get 10 s)
+        reveal(cell(0), {"hidden": True, "i": 0}, wait_ms=1_000)
         assert not REPORT["toggles that needed a second click"]
-        reveal(cell(1), {"hidden": True, "i": 0})
+        reveal(cell(1), {"hidden": True, "i": 0}, wait_ms=1_000)
         [row] = REPORT["toggles that needed a second click"].values()
         assert "'open': False" in row["after the first click"] and "<summary>" in row["after the first click"]
         with pytest.raises(AssertionError, match="two clicks on its 'Show code' toggle did not show its code"):
-            reveal(cell(5), {"hidden": True, "i": 0})
+            reveal(cell(5), {"hidden": True, "i": 0}, wait_ms=1_000)
     finally:
         REPORT["toggles that needed a second click"].clear()  # made-up pages, not the book's
