@@ -38,7 +38,7 @@ from rec11_book.shared.plainmd import GLUE_ROLE
 pytestmark = [pytest.mark.build, pytest.mark.xdist_group("downloads")]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session: xdist runs other files' tests between this file's
 def build_dir(built_book) -> Path:
     """The whole book's ``_build`` folder."""
     return built_book["out"] / "_build"
@@ -244,10 +244,12 @@ def run_in(nb, kernel: str, folder: Path, timeout: int = 900):
     return ran
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def student_venv(build_dir, tmp_path_factory, root):
     """A virtual environment as a notebook tool gives it (Python 3.11 and a kernel, nothing of
     the book), filled by a download's install cell, as a student's first "Run All" fills it.
+    Made once per run (a module's fixture was made twice: pytest-xdist runs other files' tests
+    between this file's, and pytest then tears a module's fixtures down and makes them again).
 
     No network here: the install cell's two downloads, rec11 from GitHub and torch from
     PyTorch's index, come from this checkout's git repository (the same commit and
