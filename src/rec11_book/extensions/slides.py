@@ -46,6 +46,7 @@ import posixpath
 import shutil
 import time
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import ClassVar
 
@@ -301,6 +302,10 @@ PAGE = """<!DOCTYPE html>
 """
 
 
+# What shapes the deck besides the pages: this module's code and the HTML parser's version.
+CODE = (Path(__file__).read_bytes(), metadata.version("beautifulsoup4"))
+
+
 def compose(srcdir: Path, outdir: Path, env, title: str, memo: Memo | None = None) -> list[dict]:
     """Read the written pages in toc order and write the deck; return its slides. A page whose
     HTML and notes are as at the last build gives the slides it gave then (``memo``, per page)."""
@@ -311,7 +316,7 @@ def compose(srcdir: Path, outdir: Path, env, title: str, memo: Memo | None = Non
         if not (notes and written.is_file()):
             continue
         text = written.read_text()
-        inputs = digest(page, tuple(notes), text, Path(__file__).read_bytes())
+        inputs = digest(page, tuple(notes), text, *CODE)
         kept = memo.unchanged(page, inputs) if memo else None
         if kept is None:
             kept = {"slides": [rendered(s) for s in page_slides(page, text, notes)]}
@@ -381,9 +386,7 @@ def write_deck(app: Sphinx, exception) -> None:
 def deck_inputs(srcdir: Path, outdir: Path, env, title: str) -> str:
     """What :func:`compose` reads: the title, each written page that has notes (and its notes), and
     this module's own code and BeautifulSoup's version, which shape what it writes."""
-    from importlib.metadata import version
-
-    parts = [title, Path(__file__).read_bytes(), version("beautifulsoup4")]
+    parts = [title, *CODE]
     for page in toc_pages(srcdir):
         notes = env.rec11_notes.get(page, [])
         written = outdir / f"{page}.html"
