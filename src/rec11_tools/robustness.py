@@ -385,7 +385,8 @@ def fitted_pass_chance(claims: list[Claim], root: Path) -> dict:
     known = [simulable.rate(c.page, c.message, root) for c in measured]  # where draws alone decide
     same = same_quantity(measured)
     out = tails.book_pass([(c.values, c.worst["threshold"], c.worst["op"], c.decades, k and k[2])
-                           for c, k in zip(measured, known)], same)
+                           for c, k in zip(measured, known)], same,
+                          counted=[(c.failures, c.runs) for c in claims if c not in measured and c.runs])
     for c, tail in zip(measured, out["per_claim"]):
         c.tail = tail
     out["same"] = [(measured[first], c) for c, first in zip(measured, same) if c is not measured[first]]
@@ -572,6 +573,8 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         f" target: a lower bound of {100 * TARGET:g} %). Each measured claim's chance to fail is"
         " read off a tail fitted to its values on the quantity's own scale (normal, lognormal,"
         " Weibull or half-normal, weighted by AIC), with the spread that n values leave in the fit;"
+        " a claim that has failed gets its chance from its counts instead (failures over retrainings,"
+        " with a Beta posterior's spread), since a tail its own failure contradicts is no evidence;"
         " the bound comes from a parametric bootstrap; the claims are taken as independent"
         " (`rec11_tools.tails`, validated where the failure rate can be simulated exactly),"
         f" except that claims with one value in every retraining that ran both (at least {SAME_LEAST},"

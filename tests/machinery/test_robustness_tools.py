@@ -361,3 +361,15 @@ def test_a_quantity_claimed_twice_is_one_chance_to_fail_in_the_book():
     counted_once = tails.book_pass([claim, claim], same=[0, 0])
     assert twice["point"] < once["point"]
     assert counted_once["point"] == once["point"] and counted_once["lower"] == once["lower"]
+
+
+def test_a_claim_that_failed_gets_its_chance_from_the_counts_not_a_tail():
+    """One failure in 41 at 4.9 standard deviations: a fitted tail said 6e-8; the counts say 1/41."""
+    from rec11_tools import tails
+
+    values = [0.9 + 0.02 * ((i * 7) % 11 - 5) for i in range(40)] + [0.48]
+    result = tails.book_pass([(values, 0.5, ">", False)])
+    assert result["per_claim"][0] == (1 / 41, "observed")
+    assert result["point"] == 1 - 1 / 41 and result["lower"] < 1 - 1 / 41
+    bare = tails.book_pass([], counted=[(1, 41), (0, 41)])
+    assert bare["point"] == 1 - 1 / 41, "a bare assert that failed counts too"
