@@ -513,15 +513,9 @@ def downloads_inputs(app, build: Path, cache: Path) -> str:
     """What the staged figures and the downloads are made from: the pages, what myst-nb wrote
     for them (notebooks, glued values), the execution cache's records (a page that ran again has
     new outputs), the settings and pins the install cell and the links read, and the code that
-    makes them."""
-    from importlib.metadata import version
-
-    root = Path(app.srcdir)
+    makes them (what every page's downloads read, ``book_inputs``, and the figures' code)."""
     executed = build / output_folder_name()
-    code = [Path(m.__file__).read_bytes() for m in (plainmd, execution, figures)] + [Path(__file__).read_bytes()]
-    parts = [*code, version("nbformat"), pins(), built_commit(root, "main"), app.config.rec11_package_source,
-             sorted(app.config.myst_substitutions.items()), app.config.html_baseurl, app.config.html_sourcelink_suffix,
-             [app.config.html_theme_options.get(k) for k in ("repository_url", "repository_branch", "path_to_docs")]]
+    parts = [book_inputs(app, executed), Path(figures.__file__).read_bytes()]
     for docname in sorted(app.env.found_docs):
         parts += [docname, Path(app.env.doc2path(docname)).read_bytes()]
     for path in sorted(executed.rglob("*")):
