@@ -94,3 +94,26 @@ def test_any_one_edited_cell_is_the_one_named(cells, data):
     record = {"modules": {}, "run": None, "notes": None}
     assert why.reasons({**record, "cells": before}, {**record, "cells": after}) == \
         [f"the cell at line {10 * i} changed"]
+
+
+def test_differ_sees_code_and_not_prose(mini_book):
+    before = inputs(mini_book, "Prose.\n\n" + cell("a = 1"))
+    assert why.differ(None, before)
+    assert not why.differ(before, inputs(mini_book, "Other prose,\non two lines.\n\n" + cell("a = 1")))
+    assert why.differ(before, inputs(mini_book, "Prose.\n\n" + cell("a = 2")))
+    assert why.differ(before, inputs(mini_book, "Prose.\n\n" + cell("a = 1") + "\n" + cell("b = 1")))
+
+
+def test_the_preview_runs_pages_ahead_for_a_code_edit_and_not_for_prose(mini_book):
+    from rec11_book.commands.preview import code_edits
+    from rec11_book.shared.execution import cache_path
+
+    text = "# T\n\nProse.\n\n" + cell("a = 1")
+    page = mini_book.page("p", text)
+    root = mini_book.path
+    why.save(cache_path(root), {"book/p.md": why.page_inputs(root, page, root / "src" / "rec11")}, {})
+    page.write_text(page.read_text().replace("Prose.", "Prose,\nnow on two lines."))
+    assert not code_edits(root, [page])
+    page.write_text(page.read_text().replace("a = 1", "a = 2"))
+    assert code_edits(root, [page])
+    assert code_edits(root, [root / "_config.yml"])  # outside the pages: the package or the settings

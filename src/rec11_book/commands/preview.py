@@ -9,6 +9,12 @@ Book's ``build -W -n --keep-going``, the same execution cache, the same ``_build
 switching between the two rebuilds nothing, and a warning is printed but still lets the
 page update. Figures are exported to ``figures/`` by ``make build`` only.
 
+A save that changes what a page's code reads (a code cell, the package, ``_config.yml``)
+runs the pages that need it side by side before the build, as ``make build`` does, and
+prints why each runs ("book/vae.md: executing (the cell at line 120 changed), ...",
+``rec11_book.shared.why``). A prose edit skips that check's cost: the saved page's code is
+compared with what it read at its last run, and nothing else is looked at.
+
 Why it is quick: a rebuild after a prose edit is a fraction of a second of Sphinx work,
 but a fresh ``sphinx-build`` or ``jupyter-book`` process spends seconds importing
 Sphinx, myst-nb, the theme and every extension (sphinx-autobuild starts one per save).
@@ -38,7 +44,8 @@ WARM = ["sphinx.application", "sphinx.builders.html", "jupyter_book.cli.main", "
         "myst_nb.sphinx_ext", "myst_parser.sphinx_ext.main", "sphinx_book_theme", "pydata_sphinx_theme",
         "sphinx_external_toc", "sphinx_design", "sphinx_copybutton", "sphinx_togglebutton", "sphinx_thebe",
         "sphinx_comments", "sphinx_exercise", "sphinx_multitoc_numbering", "sphinx_jupyterbook_latex",
-        "jupyter_cache.cache.main", "nbclient", "bs4", "PIL.Image", "fontTools.subset"]
+        "jupyter_cache.cache.main", "nbclient", "bs4", "PIL.Image", "fontTools.subset",
+        "rec11_book.shared.why", "rec11_book.commands.preexecute"]
 
 
 def warm_up(book: Path) -> float:
@@ -57,11 +64,33 @@ def warm_up(book: Path) -> float:
     return time.perf_counter() - start
 
 
-def rebuild(book: str) -> int:
-    """One build, as ``make build`` runs it (without the figure export); in a forked child."""
+def code_edits(book: Path, changed: list[Path]) -> bool:
+    """Whether a save may ask pages to run again: anything saved outside ``book/`` (the package,
+    ``_config.yml``, ``_toc.yml``), or a page whose code reads something other than at its last
+    run (its cells, the modules they reach, the seed). A prose edit is neither."""
+    from rec11_book.shared import why
+    from rec11_book.shared.execution import book_config, cache_path, course_package
+
+    pages = [Path(p) for p in changed if Path(p).suffix == ".md" and Path(p).is_relative_to(book / "book")]
+    if len(pages) < len(changed):
+        return True
+    config = book_config(book)
+    last_run = why.load(cache_path(book, book, config))
+    package = course_package(book, config)
+    return any(why.differ(last_run.get(page.relative_to(book).as_posix()), why.page_inputs(book, page, package))
+               for page in pages if page.is_file() and "{code-cell}" in page.read_text())
+
+
+def rebuild(book: str, ahead: bool = False) -> int:
+    """One build, as ``make build`` runs it (without the figure export); in a forked child.
+    ``ahead``: first run the pages the cache lacks side by side, saying why each runs."""
     from jupyter_book.cli.main import main as jupyter_book
 
     start = time.perf_counter()
+    if ahead:
+        from rec11_book.commands import preexecute
+
+        preexecute.run(Path(book), Path(book), log=lambda line: print(f"preview: {line}", flush=True))
     try:
         jupyter_book(["build", book, "-W", "-n", "--keep-going", "--quiet"], standalone_mode=False)
         code = 0
@@ -87,7 +116,9 @@ class Rebuilder:
             names = ", ".join(str(Path(p).relative_to(self.book)) if str(p).startswith(self.book) else str(p)
                               for p in list(changed_paths)[:3])
             print(f"preview: changed {names}", flush=True)
-        child = self.fork.Process(target=rebuild, args=(self.book,))
+        # the first build, and any save that changes what a page's code reads, runs pages ahead
+        ahead = not changed_paths or code_edits(Path(self.book), [Path(p) for p in changed_paths])
+        child = self.fork.Process(target=rebuild, args=(self.book, ahead))
         child.start()
         child.join()
 

@@ -75,6 +75,15 @@ def _cell_reasons(before: list, now: list) -> list[str]:
     return reasons
 
 
+def differ(before: dict | None, now: dict) -> bool:
+    """Whether anything the page's code reads differs from its last run (cells compared by
+    their code, not their line: prose that moves a cell changes nothing)."""
+    if before is None:
+        return True
+    cells = [h for _, h in before["cells"]] != [h for _, h in now["cells"]]
+    return cells or any(before[key] != now[key] for key in ("modules", "run", "notes"))
+
+
 def reasons(before: dict | None, now: dict) -> list[str]:
     """Why a page whose inputs were ``before`` at its last run runs again with inputs ``now``."""
     if before is None:
