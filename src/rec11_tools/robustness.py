@@ -515,10 +515,12 @@ def whole_book_line(books: list[dict], fingerprints: dict[str, str] | None) -> s
     failed = sum(1 for r in current if failed_pages(r, fingerprints))
     line = (f"- Whole-book retrainings that ran every page's current code: {len(current)} of {len(books)};"
             f" {failed} of them failed a claim")
-    if current and not failed:
-        bound = 1 - 0.05 ** (1 / len(current))
-        line += (f". With none failing in {len(current)}, a whole-book failure rate above {100 * bound:.0f} %"
-                 " is ruled out at 95 % confidence, whatever the distribution")
+    if current:
+        from rec11_tools.simulable import upper_bound  # Clopper-Pearson: 1 - 0.05 ** (1 / n) with none failing
+
+        bound = upper_bound(failed, len(current))
+        line += (f". With {failed or 'none'} failing in {len(current)}, a whole-book failure rate"
+                 f" above {100 * bound:.0f} % is ruled out at 95 % confidence, whatever the distribution")
     older = sum(1 for r in books if failed_pages(r) and not failed_pages(r, fingerprints))
     if older:
         line += (f". {older} more failed only on pages whose code has changed since (their claims restated or"

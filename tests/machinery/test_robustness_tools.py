@@ -166,7 +166,8 @@ def test_whole_book_retrainings_count_as_evidence_only_for_the_code_they_ran():
     assert "above 78 % is ruled out" in line, "the bound counts the two current retrainings, not four"
     assert "1 more failed only on pages whose code has changed since" in line
     failing_now = robustness.whole_book_line([book(2.0), book(-1.0)], now)
-    assert "2 of 2; 1 of them failed a claim." in failing_now and "ruled out" not in failing_now
+    assert "2 of 2; 1 of them failed a claim. With 1 failing in 2, a whole-book failure rate above 97 %" \
+        " is ruled out" in failing_now, "one failure in two bounds the rate by sqrt(0.95), not by nothing"
 
 
 def two_page_book(book, monkeypatch) -> None:
