@@ -384,9 +384,13 @@ def fitted_pass_chance(claims: list[Claim], root: Path) -> dict:
         c.decades = c.message in decades.get(c.page, set())
     known = [simulable.rate(c.page, c.message, root) for c in measured]  # where draws alone decide
     same = same_quantity(measured)
+    edge = tails.edge_check([(c.values, c.worst["op"], c.decades) for c, k in zip(measured, known)
+                             if not k and not c.failures])
     out = tails.book_pass([(c.values, c.worst["threshold"], c.worst["op"], c.decades, k and k[2])
                            for c, k in zip(measured, known)], same,
-                          counted=[(c.failures, c.runs) for c in claims if c not in measured and c.runs])
+                          counted=[(c.failures, c.runs) for c in claims if c not in measured and c.runs],
+                          calibration=edge)
+    out["edge"] = edge
     for c, tail in zip(measured, out["per_claim"]):
         c.tail = tail
     out["same"] = [(measured[first], c) for c, first in zip(measured, same) if c is not measured[first]]
@@ -528,6 +532,28 @@ def whole_book_line(books: list[dict], fingerprints: dict[str, str] | None) -> s
     return line + "."
 
 
+def edge_line(edge: dict) -> str:
+    """The method against held-out retrainings at the edge of the data (``tails.edge_check``)."""
+    parts = []
+    for name, what in (("upper", "a claim that fails above its threshold"),
+                       ("lower", "one that fails below it")):
+        t = edge[name]
+        if t["claims"]:
+            parts.append(f"for {what} ({t['claims']} claims), {t['predicted']:.1f} values beyond the worst of"
+                         f" the others, where exchangeable retrainings put {t['exchangeable']:.1f} and"
+                         f" {t['observed']} were")
+    if not parts:
+        return "- The edge check (held-out retrainings) had no claim with enough values to check."
+    factors = [f"{name} {edge[name]['factor']:.2f}" for name in ("upper", "lower") if edge[name]["factor"] > 1]
+    return ("- **Checked on held-out retrainings**: each claim's values held out one at a time, the method"
+            " given the rest expected " + "; ".join(parts) + ". "
+            + (f"Where it expected fewer than exchangeability requires, every fitted chance on that side is"
+               f" multiplied by the shortfall ({', '.join(factors)}), so that the estimate is not too hopeful"
+               " where it can be checked; how far the tail goes beyond the data, no check can say."
+               if factors else "At the edge the method is not too hopeful on either side; beyond the data no"
+               " check can say."))
+
+
 def same_line(pairs: list[tuple[Claim, Claim]]) -> str:
     """The claims counted once with another, said after the headline."""
     if not pairs:
@@ -574,16 +600,18 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         f" {percent(fitted['lower'])}** (95 % lower bound; point estimate {percent(fitted['point'])};"
         f" target: a lower bound of {100 * TARGET:g} %). Each measured claim's chance to fail is"
         " read off a tail fitted to its values on the quantity's own scale (normal, lognormal,"
-        " Weibull or half-normal, weighted by AIC), with the spread that n values leave in the fit;"
+        " Weibull or half-normal, weighted by AIC), with the spread that n values leave in its"
+        " parameters (exact posteriors; a reflected bootstrap for the Weibull);"
         " a claim that has failed gets its chance from its counts instead (failures over retrainings,"
         " with a Beta posterior's spread), since a tail its own failure contradicts is no evidence;"
-        " the bound comes from a parametric bootstrap; the claims are taken as independent"
+        " the bound comes from the same parameter draws; the claims are taken as independent"
         " (`rec11_tools.tails`, validated where the failure rate can be simulated exactly),"
         f" except that claims with one value in every retraining that ran both (at least {SAME_LEAST},"
         " values that vary) measure one quantity and count once" + same_line(fitted["same"]) + "."
         " Where a claim's value comes from random draws alone, with no trained model, its"
         f" chance is instead the 95 % upper bound of its failure rate over {simulable.DRAWS:,}"
         " simulated draws (`rec11_tools.simulable`).",
+        edge_line(fitted["edge"]),
         f"- The earlier estimate, each claim's value taken as normal: {percent(chance)}. It assumed"
         " short tails, and was too hopeful for small positive quantities.",
     ]

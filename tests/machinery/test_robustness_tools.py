@@ -148,6 +148,7 @@ def test_the_report_gives_seeds_axes_margins_and_the_chance_the_whole_book_passe
     assert re.search(r"\| p\.md \| m \| 3 \| 0 \| 2\.5 > 1 \| \d\.\de-\d\d \(\w+\) \| 4 \| holds \|", text)
     assert "| p.md | e | 3 | 0 |  | exact | exact | held |" in text
     assert "Each claim was checked in 3 retrainings" in text
+    assert "The edge check (held-out retrainings) had no claim with enough values to check." in text  # 3 < 12
     assert "Whole-book retrainings that ran every page's current code: 3 of 3; 0 of them failed a claim. With" \
         " none failing in 3, a whole-book failure rate above 63 % is ruled out" in text
     # three values leave a wide fit: the bound is far below the point estimate, and says so

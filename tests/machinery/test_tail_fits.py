@@ -41,3 +41,48 @@ def test_the_book_bound_is_below_its_point_estimate_and_both_are_chances():
     claims = [(rng.normal(5, 1, 30), 1.0, ">", False), (np.exp(rng.normal(-5, 1, 30)), 0.01, "<", False)]
     out = tails.book_pass(claims)
     assert 0 < out["lower"] <= out["point"] <= 1
+
+
+def test_a_normal_claims_chance_is_students_t_predictive():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(0.0, 1.0, 30)
+    c = x.mean() + 2.5 * x.std(ddof=1)
+    found = tails.fit("normal", x, c, "<", np.random.default_rng(0))
+    exact = stats.t.sf((c - x.mean()) / (x.std(ddof=1) * np.sqrt(1 + 1 / 30)), 29)
+    plug_in = stats.norm.sf((c - x.mean()) / x.std())
+    assert abs(found.fail - exact) < 0.25 * exact, (found.fail, exact)
+    assert found.fail > plug_in * 1.2, "the parameters' spread must widen the tail beyond the plug-in fit's"
+
+
+@pytest.mark.parametrize("draw", [
+    lambda k, rng: np.exp(rng.normal(-3.0, 1.0, k)),
+    lambda k, rng: rng.normal(10.0, 1.0, k),
+    lambda k, rng: rng.gamma(2.0, 1.0, k),
+], ids=["lognormal", "normal", "gamma"])
+def test_at_the_edge_of_the_data_the_method_foresees_nearly_what_exchangeability_gives(draw):
+    """The chance that one more value lies beyond the largest of n is 1/(n + 1) for any
+    distribution; the method, given the n values, should not say much less (the plain
+    bootstrap said 0.66 of it for lognormal values)."""
+    rng = np.random.default_rng(5)
+    chances = []
+    for s in range(80):
+        x = draw(27, rng)
+        chances.append(tails.fail_chance(x, x.max(), "<", seed=s)[0])
+    assert np.mean(chances) > 0.8 / 28, np.mean(chances)
+
+
+def test_the_edge_check_counts_what_exchangeable_values_give_and_its_factor_lifts_the_chances():
+    rng = np.random.default_rng(6)
+    claims = [(np.exp(rng.normal(-3.0, 1.0, 20)), "<", False) for _ in range(6)]
+    claims += [(rng.normal(5.0, 1.0, 20), ">", False), (np.ones(20), ">", False), (rng.normal(0, 1, 5), "<", False)]
+    edge = tails.edge_check(claims)
+    assert edge["upper"]["claims"] == 6 and edge["lower"]["claims"] == 1  # too few values, or none that vary: left out
+    assert edge["upper"]["exchangeable"] == pytest.approx(6.0) and edge["lower"]["exchangeable"] == pytest.approx(1.0)
+    assert edge["upper"]["factor"] >= 1 and edge["lower"]["factor"] >= 1
+    values, threshold = claims[0][0], 0.5
+    plain = tails.book_pass([(values, threshold, "<", False)])
+    lifted = tails.book_pass([(values, threshold, "<", False)], calibration={"upper": {"factor": 2.0}})
+    assert lifted["per_claim"][0][0] == pytest.approx(min(1.0, 2 * plain["per_claim"][0][0]))
+    assert lifted["point"] <= plain["point"]
