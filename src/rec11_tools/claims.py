@@ -71,7 +71,7 @@ def run_page(page: Path, timeout: int = 1800) -> dict:
     import nbformat
     from nbclient import NotebookClient
 
-    from rec11_book.shared.execution import page_notebook
+    from rec11_book.shared.execution import kernel_sockets, page_notebook
     from rec11_book.shared.pages import parse_cells
 
     nb = page_notebook(page, fingerprint=False)  # as the build reads it, without its bookkeeping
@@ -87,10 +87,10 @@ def run_page(page: Path, timeout: int = 1800) -> dict:
         if on_purpose:
             cells.append(nbformat.v4.new_code_cell("_rec11_soft.active = True"))
     nb.cells = [*cells, nbformat.v4.new_code_cell(REPORT)]
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(page.parent)}})
     start = time.perf_counter()
-    client.execute()
+    with kernel_sockets() as sockets:  # retrainings run side by side: no shared ports
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(page.parent)}}, **sockets).execute()
     errors, glued = [], {}
     for cell in code:
         for out in cell.outputs:

@@ -32,11 +32,9 @@ def run_page(page: Path, timeout: int = 900) -> list[dict]:
     import psutil
     from nbclient import NotebookClient
 
-    from rec11_book.shared.execution import page_notebook
+    from rec11_book.shared.execution import kernel_sockets, page_notebook
 
     nb = page_notebook(page, fingerprint=False)  # as the build reads it, without its bookkeeping
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(page.parent)}})
     peak, kernel_pid, done = [0], [None], threading.Event()
 
     def watch():  # sample the kernel's memory every 50 ms: a cell's peak can be brief
@@ -52,17 +50,20 @@ def run_page(page: Path, timeout: int = 900) -> list[dict]:
 
     rows = []
     watcher = threading.Thread(target=watch, daemon=True)
-    with client.setup_kernel():
-        kernel_pid[0] = client.km.provisioner.process.pid
-        watcher.start()
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
-                continue
-            start = time.perf_counter()
-            client.execute_cell(cell, index)
-            lines = cell.source.strip().splitlines()
-            rows.append({"cell": index, "seconds": time.perf_counter() - start, "peak_mb": peak[0] / 2**20,
-                         "first_line": lines[0][:60] if lines else ""})
+    with kernel_sockets() as sockets:  # other runs may start kernels beside this one: no shared ports
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": str(page.parent)}}, **sockets)
+        with client.setup_kernel():
+            kernel_pid[0] = client.km.provisioner.process.pid
+            watcher.start()
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                start = time.perf_counter()
+                client.execute_cell(cell, index)
+                lines = cell.source.strip().splitlines()
+                rows.append({"cell": index, "seconds": time.perf_counter() - start, "peak_mb": peak[0] / 2**20,
+                             "first_line": lines[0][:60] if lines else ""})
     done.set()
     return rows
 

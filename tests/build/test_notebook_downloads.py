@@ -32,6 +32,7 @@ from rec11_book.extensions.notebooks import (
     site_url,
     without_self_checks,
 )
+from rec11_book.shared.execution import kernel_sockets
 from rec11_book.shared.plainmd import GLUE_ROLE
 
 # one worker of make test's two makes the fresh venv once
@@ -237,7 +238,9 @@ def run_in(nb, kernel: str, folder: Path, timeout: int = 900):
     """``nb`` run top to bottom ("Run All") in a new kernel of ``kernel``, from ``folder``;
     fails on an error in any cell not tagged raises-exception. Returns the run notebook."""
     ran = nbformat.from_dict(json.loads(json.dumps(nb)))
-    NotebookClient(ran, timeout=timeout, kernel_name=kernel, resources={"metadata": {"path": str(folder)}}).execute()
+    with kernel_sockets() as sockets:  # the other worker starts kernels too: no shared ports
+        NotebookClient(ran, timeout=timeout, kernel_name=kernel, resources={"metadata": {"path": str(folder)}},
+                       **sockets).execute()
     errors = [o for c in code_cells(ran) if "raises-exception" not in c.metadata.get("tags", [])
               for o in c.outputs if o.output_type == "error"]
     assert not errors, f"{nb.metadata.get('rec11_page', folder)}: {errors[0].ename}: {errors[0].evalue}"

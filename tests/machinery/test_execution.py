@@ -70,3 +70,27 @@ def test_only_the_execution_module_reads_a_page_or_finds_the_cache():
         text = path.read_text()
         assert not re.search(r"read_myst_markdown_notebook|default_cache_folder\(.*_build", text), \
             f"{path.relative_to(ROOT)}: reads a page or finds the cache itself; use rec11_book.shared.execution"
+
+
+def test_kernels_started_at_once_each_get_sockets_of_their_own():
+    """Over TCP two kernels started together can draw one port (a retraining's kernel died with
+    zmq's "Address already in use"); kernel_sockets gives each Unix sockets in a folder of its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    from rec11_book.shared.execution import kernel_sockets
+
+    def where(_):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+            "from ipykernel.kernelapp import IPKernelApp\nprint(IPKernelApp.instance().transport,"
+            " IPKernelApp.instance().ip)")])
+        with kernel_sockets() as sockets:
+            NotebookClient(nb, timeout=60, kernel_name="python3", **sockets).execute()
+        return nb.cells[0].outputs[0]["text"].split()
+
+    with ThreadPoolExecutor(3) as pool:
+        found = list(pool.map(where, range(3)))
+    assert {transport for transport, _ in found} == {"ipc"}
+    assert len({ip for _, ip in found}) == 3, found

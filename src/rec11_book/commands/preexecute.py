@@ -32,6 +32,7 @@ from rec11_book.shared.execution import (
     book_config,
     cache_path,
     course_package,
+    kernel_sockets,
     page_notebook,
     parser_config,
     timeout,
@@ -98,7 +99,8 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
     def execute_one(page: Path, nb):
         because = "; ".join(reasons[page.relative_to(root).as_posix()])
         log(f"{page}: executing ({because}), side by side before the build")
-        return execute_notebook(nb, cwd=str(page.parent), timeout=seconds)
+        with kernel_sockets() as sockets:  # two kernels start at once: no shared ports
+            return execute_notebook(nb, cwd=str(page.parent), timeout=seconds, **sockets)
 
     ran, failed = [], []
     start = time.perf_counter()

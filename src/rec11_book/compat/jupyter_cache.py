@@ -31,17 +31,18 @@ def cache_records(cache_path: str | Path) -> list[tuple[int, str, dict]]:
 
 @reliance(probe=lambda: lacks_text("jupyter_cache", "def single_nb_execution(", "meta_override",
                                    "allow_errors", "ExecutionResult"))
-def execute_notebook(nb, cwd: str, timeout: int):
+def execute_notebook(nb, cwd: str, timeout: int, **client):
     """Run a notebook as myst-nb's cache mode runs it; the result has ``err`` (None if it ran)
-    and ``time`` (seconds).
+    and ``time`` (seconds). ``client``: more keyword arguments for nbclient's ``NotebookClient``
+    (the kernel's sockets, ``execution.kernel_sockets``).
 
     Relies on: ``jupyter_cache.executors.utils.single_nb_execution(nb, cwd=, timeout=,
-    allow_errors=, meta_override=)``, the function jupyter-cache's executors and myst-nb run a
-    page with.
+    allow_errors=, meta_override=, **kwargs)``, the function jupyter-cache's executors and
+    myst-nb run a page with, which hands ``kwargs`` to ``NotebookClient``.
     Package: jupyter-cache. Checked against: 1.0.1.
     Public alternative: ``nbclient.execute``, which would run a page differently from the
     build (no ``meta_override``, no timing).
     """
     from jupyter_cache.executors.utils import single_nb_execution
 
-    return single_nb_execution(nb, cwd=cwd, timeout=timeout, allow_errors=False, meta_override=True)
+    return single_nb_execution(nb, cwd=cwd, timeout=timeout, allow_errors=False, meta_override=True, **client)

@@ -12,6 +12,7 @@ reads them as myst-nb does:
   cache misses when it changes) or, for the tools, without it;
 * :func:`cache_path`, :func:`timeout`: ``execute: cache:`` (default ``_build/.jupyter_cache``)
   and ``execute: timeout:``;
+* :func:`kernel_sockets`: the kernel settings every page run here starts its kernel with;
 * why a page runs: ``rec11_book.shared.why``, whose record lies beside the cache.
 
 Imports no torch (each page's kernel imports what the page imports).
@@ -22,6 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -35,6 +39,27 @@ from rec11_book.shared.pages import FINGERPRINT_MARK
 
 PACKAGE_SRC = "src/rec11"  # the default of rec11_package_src: the course package's sources, in the book
 CONFIG = "_config.yml"
+
+
+@contextmanager
+def kernel_sockets() -> Iterator[dict]:
+    """Keyword arguments for ``nbclient.NotebookClient`` that give its kernel sockets of its own.
+
+    Over TCP, a kernel is given free ports found by binding and letting go; a second kernel
+    started at the same moment, in this process or another, can be given the same one. A
+    whole-book retraining lost a run that way (2026-12-05: zmq "Address already in use", the
+    kernel died before replying). Unix sockets are named by a path instead; each kernel gets a
+    fresh folder, since the default path (``kernel-ipc`` in the working folder) is shared too,
+    and kernels started together then read each other's messages. On Windows, which has no
+    Unix sockets here, TCP as before.
+    """
+    from traitlets.config import Config
+
+    if os.name == "nt":
+        yield {}
+        return
+    with tempfile.TemporaryDirectory(prefix="rec11-kernel-") as folder:
+        yield {"config": Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(folder, "k")}})}
 
 
 def book_config(root: Path) -> dict:
