@@ -208,14 +208,18 @@ def run_variant(variant: Variant, work: Path, pages: list[str], root: Path, shar
     result.update(seed=variant.seed, threads=variant.threads, kernels=variant.kernels, commit=code,
                   date=datetime.date.today().isoformat(), seconds=time.perf_counter() - start,
                   complete=set(result["pages"]) == set(pages), all_pages=all_pages)
+    if not result["complete"]:  # the runner stopped, not a claim: keep why, from its last line
+        last = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+        result["stopped"] = last[-1][:300] if last else f"exit {proc.returncode}"
     out.write_text(json.dumps(result, indent=1))
     out.replace(work / f"{variant.name}.json")  # whole or not at all, for another run reading work
     return result
 
 
 def load(*folders: Path) -> dict[str, dict]:
-    """Every complete retraining saved in ``folders`` (``.json``, or ``.json.gz`` as the
-    committed records are kept), by variant name."""
+    """Every finished retraining saved in ``folders`` (``.json``, or ``.json.gz`` as the
+    committed records are kept), by variant name: one whose runner stopped before its last page
+    too (``complete`` false, ``stopped`` saying why), for the pages it ran."""
     results = {}
     for folder in folders:
         for path in sorted(folder.glob("seed*.json*")) if folder.is_dir() else ():
@@ -223,9 +227,7 @@ def load(*folders: Path) -> dict[str, dict]:
                 continue
             name = path.name.removesuffix(".gz").removesuffix(".json")
             text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
-            result = json.loads(text)
-            if result.get("complete"):
-                results.setdefault(name, result)
+            results.setdefault(name, json.loads(text))
     return results
 
 
@@ -514,6 +516,8 @@ def whole_book_line(books: list[dict], fingerprints: dict[str, str] | None) -> s
     the distribution-free bound they give, and beside them failures in code changed since."""
     if fingerprints is None:  # every record counts as current
         fingerprints = {page: run.get("fingerprint") for r in books for page, run in r["pages"].items()}
+    stopped = [r for r in books if not r.get("complete", True)]  # the runner stopped before the last page
+    books = [r for r in books if r.get("complete", True)]
     current = [r for r in books if all(fingerprints.get(page) == run.get("fingerprint")
                                        for page, run in r["pages"].items())]
     failed = sum(1 for r in current if failed_pages(r, fingerprints))
@@ -529,6 +533,10 @@ def whole_book_line(books: list[dict], fingerprints: dict[str, str] | None) -> s
     if older:
         line += (f". {older} more failed only on pages whose code has changed since (their claims restated or"
                  " removed: the ledger below)")
+    if stopped:
+        line += (f". {len(stopped)} more stopped before their last page, not on a claim (the runner failed:"
+                 f" {'; '.join(sorted({r.get('stopped', 'no reason kept') for r in stopped}))}); they are not"
+                 " counted as whole-book retrainings, and the pages they ran count as single pages")
     return line + "."
 
 
@@ -552,6 +560,12 @@ def edge_line(edge: dict) -> str:
                " where it can be checked; how far the tail goes beyond the data, no check can say."
                if factors else "At the edge the method is not too hopeful on either side; beyond the data no"
                " check can say."))
+
+
+def _pages_cell(r: dict) -> str:
+    if r.get("all_pages"):
+        return "all" if r.get("complete", True) else f"all planned; stopped after {len(r['pages'])}"
+    return ", ".join(r["pages"])
 
 
 def same_line(pairs: list[tuple[Claim, Claim]]) -> str:
@@ -622,7 +636,7 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
               "|---:|---:|---|---|---:|---|---|---:|"]
     for r in runs:
         lines.append(f"| {r['seed']} | {r['threads']} | {r['kernels']} | {r['environment']['capability']} |"
-                     f" {'all' if r.get('all_pages') else ', '.join(r['pages'])} | {r.get('date', '')} |"
+                     f" {_pages_cell(r)} | {r.get('date', '')} |"
                      f" {r.get('commit', 'unknown')} | {r['seconds'] / 60:.1f} |")
     lines += ["", "## Every claim", "", *table(claims)]
     lines += _flags_section(claims, root)

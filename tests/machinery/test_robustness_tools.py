@@ -171,6 +171,24 @@ def test_whole_book_retrainings_count_as_evidence_only_for_the_code_they_ran():
         " is ruled out" in failing_now, "one failure in two bounds the rate by sqrt(0.95), not by nothing"
 
 
+def test_a_retraining_whose_runner_stopped_counts_for_its_pages_not_as_a_whole_book(tmp_path):
+    now = {"p.md": "f", "q.md": "g"}
+    whole = {"seed": 1, "all_pages": True, "complete": True,
+             "pages": {"p.md": _run([_measured("m", 2.0)], fingerprint="f"),
+                       "q.md": _run([_measured("n", 2.0)], fingerprint="g")}}
+    stopped = {"seed": 2, "all_pages": True, "complete": False, "stopped": "RuntimeError: Kernel died",
+               "pages": {"p.md": _run([_measured("m", 3.0)], fingerprint="f")}}
+    line = robustness.whole_book_line([whole, stopped], now)
+    assert "current code: 1 of 1; 0 of them failed" in line
+    assert ("1 more stopped before their last page, not on a claim (the runner failed: RuntimeError:"
+            " Kernel died)") in line
+    for r, name in ((whole, "seed1-threads1-default"), (stopped, "seed2-threads1-default")):
+        (tmp_path / f"{name}.json").write_text(json.dumps(r))
+    assert set(robustness.load(tmp_path)) == {"seed1-threads1-default", "seed2-threads1-default"}, \
+        "a stopped retraining's record is kept, for the pages it ran"
+    assert robustness._pages_cell(stopped) == "all planned; stopped after 1"
+
+
 def two_page_book(book, monkeypatch) -> None:
     """A small book of two pages with code, to run from: ``--pages book/p.md`` names one of them."""
     for name in ("p", "q"):
