@@ -33,6 +33,7 @@ import math
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -208,12 +209,22 @@ def run_variant(variant: Variant, work: Path, pages: list[str], root: Path, shar
     result.update(seed=variant.seed, threads=variant.threads, kernels=variant.kernels, commit=code,
                   date=datetime.date.today().isoformat(), seconds=time.perf_counter() - start,
                   complete=set(result["pages"]) == set(pages), all_pages=all_pages)
-    if not result["complete"]:  # the runner stopped, not a claim: keep why, from its last line
-        last = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
-        result["stopped"] = last[-1][:300] if last else f"exit {proc.returncode}"
+    if not result["complete"]:  # the runner stopped, not a claim: keep why, from its log
+        result["stopped"] = stopped_because(proc.stdout + proc.stderr) or f"exit {proc.returncode}"
     out.write_text(json.dumps(result, indent=1))
     out.replace(work / f"{variant.name}.json")  # whole or not at all, for another run reading work
     return result
+
+
+def stopped_because(log: str) -> str:
+    """The exceptions a runner's log ends on, first (the cause) to last, each once, e.g.
+    "zmq.error.ZMQError: Address already in use ... -> RuntimeError: Kernel died ..."."""
+    found = []
+    for line in log.splitlines():
+        match = re.match(r"([\w.]*(?:Error|Exception)): (\S.*)", line.strip())
+        if match and line.strip() not in found:
+            found.append(line.strip())
+    return " -> ".join(found)[:300]
 
 
 def load(*folders: Path) -> dict[str, dict]:

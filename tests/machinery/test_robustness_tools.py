@@ -393,3 +393,11 @@ def test_a_claim_that_failed_gets_its_chance_from_the_counts_not_a_tail():
     assert result["point"] == 1 - 1 / 41 and result["lower"] < 1 - 1 / 41
     bare = tails.book_pass([], counted=[(1, 41), (0, 41)])
     assert bare["point"] == 1 - 1 / 41, "a bare assert that failed counts too"
+
+
+def test_why_a_runner_stopped_is_read_from_its_log_cause_first():
+    log = ("book/a.md: 4 claims, 0 false, 0 errors, 3 s\nTraceback (most recent call last):\n"
+           "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:54359')\n"
+           "RuntimeError: Kernel died before replying to kernel_info\nAssertionError: \n")
+    assert robustness.stopped_because(log) == ("zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:54359')"
+                                               " -> RuntimeError: Kernel died before replying to kernel_info")
