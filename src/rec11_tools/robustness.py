@@ -592,7 +592,8 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
     from rec11_tools import simulable
 
     runs = sorted(results.values(), key=lambda r: (r.get("date", ""), r["seed"]))
-    books = [r for r in runs if r.get("all_pages")]
+    books = [r for r in runs if r.get("all_pages")]  # stopped ones too: whole_book_line says why
+    whole = [r for r in books if r.get("complete", True)]
     measured = [c for c in claims if not c.exact]
     thin = [c for c in claims if verdict(c) != "holds" and verdict(c) != "held"]
     n = [c.runs for c in claims] or [0]
@@ -614,7 +615,8 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         f"- Date: {datetime.date.today().isoformat()}",
         f"- Machine: {machine()}" + (f" (runner: {runner})" if runner else ""),
         f"- Commit: {commit(root)}",
-        f"- Retrainings of the whole book: {len(books)}; of single pages (`make claims`): {len(runs) - len(books)}."
+        f"- Retrainings of the whole book: {len(whole)}; of single pages (`make claims`, or a whole book's"
+        f" that stopped): {len(runs) - len(whole)}."
         f" Each claim was checked in {min(n) if min(n) == max(n) else f'{min(n)} to {max(n)}'}"
         " retrainings of its page's current code.",
         f"- Claims: {len(claims)}, of which {len(measured)} measure a value against a threshold and"
