@@ -397,10 +397,11 @@ def fitted_pass_chance(claims: list[Claim], root: Path) -> dict:
         c.decades = c.message in decades.get(c.page, set())
     known = [simulable.rate(c.page, c.message, root) for c in measured]  # where draws alone decide
     same = same_quantity(measured)
+    values = pooled(measured, same)
     edge = tails.edge_check([(c.values, c.worst["op"], c.decades) for c, k in zip(measured, known)
                              if not k and not c.failures])
-    out = tails.book_pass([(c.values, c.worst["threshold"], c.worst["op"], c.decades, k and k[2])
-                           for c, k in zip(measured, known)], same,
+    out = tails.book_pass([(v, c.worst["threshold"], c.worst["op"], c.decades, k and k[2])
+                           for c, v, k in zip(measured, values, known)], same,
                           counted=[(c.failures, c.runs) for c in claims if c not in measured and c.runs],
                           calibration=edge)
     out["edge"] = edge
@@ -432,6 +433,18 @@ def same_quantity(claims: list[Claim], least: int = SAME_LEAST) -> list[int]:
                 first[j] = i
                 break
     return first
+
+
+def pooled(claims: list[Claim], same: list[int]) -> list[tuple]:
+    """Each claim's values for its fit: for claims that measure one quantity (``same``), the
+    quantity's value in every retraining that measured it, on any of their pages (a retraining
+    that ran both pages gave both the same value, so it counts once). A page run on its own adds
+    its retrainings to the quantity's evidence instead of standing apart with fewer values."""
+    union: dict[int, dict[str, float]] = {}
+    for c, first in zip(claims, same):
+        union.setdefault(first, {}).update(zip(c.keys, c.values))
+    return [tuple(union[first].values()) if len(union[first]) > len(c.values) else c.values
+            for c, first in zip(claims, same)]
 
 
 def machine() -> str:
@@ -634,7 +647,8 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         " the bound comes from the same parameter draws; the claims are taken as independent"
         " (`rec11_tools.tails`, validated where the failure rate can be simulated exactly),"
         f" except that claims with one value in every retraining that ran both (at least {SAME_LEAST},"
-        " values that vary) measure one quantity and count once" + same_line(fitted["same"]) + "."
+        " values that vary) measure one quantity and count once, fitted to its value in every"
+        " retraining that measured it on either page" + same_line(fitted["same"]) + "."
         " Where a claim's value comes from random draws alone, with no trained model, its"
         f" chance is instead the 95 % upper bound of its failure rate over {simulable.DRAWS:,}"
         " simulated draws (`rec11_tools.simulable`).",

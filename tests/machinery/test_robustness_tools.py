@@ -371,6 +371,20 @@ def test_claims_with_one_value_in_every_shared_retraining_count_once():
     assert robustness.same_quantity([a, twin, other, few, moved, *still]) == [0, 0, 2, 3, 4, 5, 6]
 
 
+def test_a_quantity_claimed_on_two_pages_is_fitted_to_every_retraining_that_measured_it():
+    keys = [f"seed{i}" for i in range(40)]
+    values = [2 + 0.01 * ((7 * i) % 40) for i in range(40)]
+    both = _claim("book/p.md", "p: 'x'", values[:12], keys[:12])  # a whole book ran both pages
+    more = _claim("book/q.md", "q: 'x again'", values, keys)  # and q's page ran on its own too
+    alone = _claim("book/r.md", "r: 'y'", values[:12], keys[:12], threshold=1.5)
+    claims = [both, more, alone]
+    same = robustness.same_quantity(claims)
+    assert same == [0, 0, 2]
+    fitted = robustness.pooled(claims, same)
+    assert sorted(fitted[0]) == sorted(fitted[1]) == sorted(values), "one retraining, one value"
+    assert fitted[2] == alone.values, "a claim of its own keeps its own values"
+
+
 def test_a_quantity_claimed_twice_is_one_chance_to_fail_in_the_book():
     from rec11_tools import tails
 
