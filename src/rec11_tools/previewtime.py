@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 PAGE = "book/attention.md"
-SENTENCE = ("Attention is the part everything else", "Attention is the {word} part everything else")
+SENTENCE = ("Everything else in this session depends", "Everything {word} else in this session depends")
 
 
 def free_port() -> int:
