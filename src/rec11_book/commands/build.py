@@ -12,17 +12,22 @@ in ``_config.yml``). Afterwards every named figure is written to the figures fol
 as SVG and PNG, and a one-line summary says how many pages executed and how many
 came from the cache. A model trained while the pages ran (one that ``rec11.models``
 does not list) is named, so it can be added there.
+
+A build that finds everything as the last passing build left it (``unchanged``) stops there:
+that build's checks hold for the same inputs, and Sphinx would read nothing and write nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -34,7 +39,7 @@ from rec11_book.compat.nbclient import cell_source_header
 from rec11_book.compat.nbclient import failed_cells as failed_cells_in
 from rec11_book.compat.sphinx import logged_warnings
 from rec11_book.extensions import executions
-from rec11_book.shared.execution import book_config, course_package, package_hash
+from rec11_book.shared.execution import book_config, cache_path, course_package, package_hash
 from rec11_book.shared.figures import FigureError, publish
 from rec11_book.shared.pagefacts import page_modules
 from rec11_book.shared.pages import FAILED_PAGES, QUIET_TRAINING
@@ -165,6 +170,51 @@ def failed_cells(log: str) -> list[str]:
     return messages
 
 
+# what the last passing build read and wrote, in its doctrees folder (``unchanged``)
+LAST_PASSED = "last-passing-build.json"
+# not inputs: Python's bytecode, tools' caches, the retraining runs' work, version control
+NOT_READ = {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis",
+            "mutants", os.path.join(".cache", "robustness")}
+# set by this command itself, before the pages run
+OWN_SETTINGS = {"REC11_TRAINING_LOG", QUIET_TRAINING}
+
+
+def build_state(book: Path, out: Path, figures: Path, environ: dict) -> str:
+    """A digest of everything a build reads and writes: every file under the book's folder, the
+    output folder and the figures (path, size, modification time; not bytecode or tools' caches),
+    the npm install's stamp, the execution cache wherever ``_config.yml`` puts it, the installed
+    packages (their folder changes when one is added or removed), the commit, this Python and
+    the ``REC11_*`` settings. Two equal digests mean a build would start from the same state."""
+    roots = {book.resolve(), out.resolve(), figures.resolve(), cache_path(book, out).resolve()}
+    seen = []
+    for root in sorted(r for r in roots if not any(other in r.parents for other in roots)):  # each file once
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in NOT_READ
+                             and os.path.relpath(os.path.join(folder, d), root) not in NOT_READ)
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                if name == LAST_PASSED:
+                    continue
+                with contextlib.suppress(OSError):
+                    st = os.stat(path)
+                    seen.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}")
+    for path in (book / "node_modules" / ".installed", Path(sysconfig.get_paths()["purelib"])):
+        with contextlib.suppress(OSError):
+            seen.append(f"{path.resolve()}\0{path.stat().st_mtime_ns}")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=book, capture_output=True, text=True, check=False)
+    settings = sorted((k, v) for k, v in environ.items()
+                      if (k.startswith("REC11_") or k == "GITHUB_SHA") and k not in OWN_SETTINGS)
+    seen += [head.stdout.strip(), sys.executable, json.dumps(settings)]
+    return hashlib.sha256("\n".join(seen).encode()).hexdigest()
+
+
+def unchanged(out: Path, state: str) -> bool:
+    """Whether the last build into ``out`` passed and left everything as ``state`` finds it."""
+    with contextlib.suppress(OSError, ValueError):
+        return json.loads((out / "_build" / ".doctrees" / LAST_PASSED).read_text())["state"] == state
+    return False
+
+
 def remove_stale_handouts(book: Path, html: Path) -> list[Path]:
     """Delete the handout PDFs (``make handout``'s) that are older than a page the build wrote,
     so that ``_build/html`` never offers a PDF of pages that have changed since."""
@@ -215,7 +265,15 @@ def main(argv: list[str] | None = None) -> int:
         print(problem, file=sys.stderr)
         return 1
     out = args.out or args.book
+    figures = args.figures or args.book / "figures"
     start = time.perf_counter()
+    environ = dict(os.environ)  # before this command sets its own
+    last_passed = out / "_build" / ".doctrees" / LAST_PASSED
+    if unchanged(out, build_state(args.book, out, figures, environ)):
+        print(f"rec11: nothing changed since the last build passed (pages, code, settings, caches and"
+              f" the site are as it left them); {time.perf_counter() - start:.1f} s")
+        return 0
+    last_passed.unlink(missing_ok=True)
     if train_models(args.book) != 0:
         print("rec11: training the pages' models FAILED (python -m rec11.models); see above", file=sys.stderr)
         return 1
@@ -264,18 +322,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rec11: the build FAILED{more}: {first}", file=sys.stderr)  # the last line: where, and the fix
         return code
     try:
-        written = publish(out / "_build", args.figures or args.book / "figures")
+        written = publish(out / "_build", figures)
     except FigureError as err:
         failed.parent.mkdir(parents=True, exist_ok=True)
         failed.write_text("\n".join(sorted(pages_named([str(err)], args.book.resolve()))) + "\n")
         print(f"rec11: the build FAILED: {err}", file=sys.stderr)
         return 1
     failed.unlink(missing_ok=True)
-    print(f"rec11: exported {len(written)} figure files to {args.figures or args.book / 'figures'}")
+    print(f"rec11: exported {len(written)} figure files to {figures}")
     stale = remove_stale_handouts(args.book, out / "_build" / "html")
     if stale:
         print(f"rec11: removed {', '.join(p.name for p in stale)}, older than the pages; "
               "make handout prints them again")
+    last_passed.write_text(json.dumps({"state": build_state(args.book, out, figures, environ)}))
     return 0
 
 
