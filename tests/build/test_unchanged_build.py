@@ -3,6 +3,8 @@ first change after that (a page, or a file of the site) builds again (rec11_book
 
 import pytest
 
+from rec11_book.extensions import executions
+
 pytestmark = pytest.mark.build
 
 PAGE = "# Home\n\nThe first words.\n\n```{code-cell} ipython3\nprint(6 * 7)\n```\n"
@@ -20,6 +22,7 @@ def test_a_build_with_nothing_changed_stops_and_the_next_change_builds(mini_book
 
     assert "nothing changed" not in passed(), "the first build has nothing to compare with"
     assert "nothing changed since the last build passed" in passed()
+    assert executions.summary(mini_book.path / "_build" / ".doctrees")["executed"] == [], "it ran no page"
 
     mini_book.page("index", PAGE.replace("The first words.", "The edited words."))
     assert "nothing changed" not in passed()

@@ -193,7 +193,7 @@ def build_state(book: Path, out: Path, figures: Path, environ: dict) -> str:
                              and os.path.relpath(os.path.join(folder, d), root) not in NOT_READ)
             for name in sorted(files):
                 path = os.path.join(folder, name)
-                if name == LAST_PASSED:
+                if name in (LAST_PASSED, executions.RECORD):  # what the last build did, not what it read
                     continue
                 with contextlib.suppress(OSError):
                     st = os.stat(path)
@@ -270,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     environ = dict(os.environ)  # before this command sets its own
     last_passed = out / "_build" / ".doctrees" / LAST_PASSED
     if unchanged(out, build_state(args.book, out, figures, environ)):
+        executions.forget(out / "_build" / ".doctrees")  # this build ran no page
         print(f"rec11: nothing changed since the last build passed (pages, code, settings, caches and"
               f" the site are as it left them); {time.perf_counter() - start:.1f} s")
         return 0
