@@ -155,7 +155,7 @@ def download(build_dir, page: str):
     return nb, outputs
 
 
-def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_factory):
+def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_factory, monkeypatch):
     """A page's notebook download takes its outputs from the jupyter cache: myst-nb writes
     the notebook of a page it takes from the cache without outputs, and leaves a page it
     does not read again as an earlier build wrote it. The deck is composed from the
@@ -198,9 +198,23 @@ def test_downloads_and_the_deck_survive_cached_rebuilds(mini_book, tmp_path_fact
     third = out / "_build" / "html" / "_sources" / "book" / "third.ipynb"
     before = third.stat().st_mtime_ns
     other.write_text(other.read_text().replace("The close point.", "The edited point."))
+    from rec11_book.extensions import notebooks
+
+    merged, merge = [], notebooks.Executed.notebook.func  # which pages' cache records are read
+
+    def counted(self):
+        merged.append(self.path.stem)
+        return merge(self)
+
+    monkeypatch.setattr(notebooks.Executed, "notebook", property(counted))
     rebuilt = build(mini_book.path, out)
+    monkeypatch.undo()
     assert rebuilt.ok, rebuilt.tail()
     assert rebuilt.read == {"book/other"} and rebuilt.executed == set(), "the rebuild read more than the edited page"
+    # the edited page, and the pages whose downloads the theme replaced when Sphinx wrote them again
+    rewritten = {"other"} | {docname.removeprefix("book/") for docname in rebuilt.written}
+    assert "other" in merged and set(merged) <= rewritten and "third" not in merged, \
+        f"the figures' check or the downloads read the notebook of a page they did not need: {merged}"
     assert "book/third" not in rebuilt.written, rebuilt.tail()
     assert third.stat().st_mtime_ns == before, "the download of a page the edit did not touch was written again"
     for page, printed in outputs.items():

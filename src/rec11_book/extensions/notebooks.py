@@ -40,6 +40,7 @@ Sphinx-side: imports no torch and no model code.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -78,26 +79,51 @@ HIDDEN_OUTPUT = {"remove-output", "hide-output"}
 # readers running a download, and a page shows the same outputs however warm the cache.
 
 
-def executed_notebooks(build: Path, cache_path: Path | None = None):
-    """(page path relative to the book, notebook with outputs) for every executed page.
+class Executed:
+    """One executed page: the notebook myst-nb wrote, with the execution cache's outputs merged
+    in when it is first asked for (``notebook``: reading a cache record is most of the cost).
+    ``key`` says what that notebook is made from without reading the cache: the file myst-nb
+    wrote and the cache's records (each run of a page adds a record of its own)."""
+
+    def __init__(self, path: Path, cache, records: str):
+        self.path, self._cache, self._records = path, cache, records
+
+    @functools.cached_property
+    def key(self) -> str:
+        return digest(self.path.read_bytes(), self._records)
+
+    @functools.cached_property
+    def notebook(self):
+        nb = nbformat.read(self.path, as_version=4)
+        if self._cache is not None:
+            try:
+                _, nb = self._cache.merge_match_into_notebook(nb)
+            except KeyError:
+                pass
+        return nb
+
+
+def executed_pages(build: Path, cache_path: Path | None = None) -> list[tuple[Path, Executed]]:
+    """(page path relative to the book, ``Executed``) for every executed page.
 
     ``build`` is the ``_build`` folder; ``cache_path`` the execution cache, as the book's
     ``_config.yml`` places it (``shared.execution.cache_path``; default ``build/.jupyter_cache``).
-    A page with no matching cache record (a build with execution off) is yielded as myst-nb wrote it.
+    A page with no matching cache record (a build with execution off) is read as myst-nb wrote it.
     """
     from jupyter_cache import get_cache
 
     cache_path = cache_path or default_cache_folder(build)
     cache = get_cache(cache_path) if cache_path.is_dir() else None
+    records = json.dumps(sorted((pk, uri) for pk, uri, _ in cache_records(cache_path))) if cache else ""
     executed = build / output_folder_name()
-    for nb_path in sorted(executed.rglob("*.ipynb")):
-        nb = nbformat.read(nb_path, as_version=4)
-        if cache is not None:
-            try:
-                _, nb = cache.merge_match_into_notebook(nb)
-            except KeyError:
-                pass
-        yield nb_path.relative_to(executed).with_suffix(".md"), nb
+    return [(path.relative_to(executed).with_suffix(".md"), Executed(path, cache, records))
+            for path in sorted(executed.rglob("*.ipynb"))]
+
+
+def executed_notebooks(build: Path, cache_path: Path | None = None):
+    """(page path relative to the book, notebook with outputs) for every executed page."""
+    for relative, page in executed_pages(build, cache_path):
+        yield relative, page.notebook
 
 
 class GlueValues:
@@ -400,15 +426,16 @@ def write_downloads(app) -> list[Path]:
     executed = build / output_folder_name()
     memo, book_wide = Memo(Path(app.doctreedir), "download-pages"), book_inputs(app, executed)
     inputs, files, kept = {}, {}, set()
-    for relative, nb in app.rec11_executed:  # read by check_figures, earlier in build-finished
+    for relative, page in app.rec11_executed:  # found by check_figures, earlier in build-finished
         docname = relative.with_suffix("").as_posix()
         target = html / notebook_download(docname)
         if not target.is_file():  # the theme offers no download for this page
             continue
-        inputs[docname] = page_inputs(app, docname, book_wide, nbformat.writes(nb))
+        inputs[docname] = page_inputs(app, docname, book_wide, page.key)
         if memo.unchanged(docname, inputs[docname]) is not None:
             kept.add(docname)
             continue
+        nb = page.notebook
         context = page_context(app, docname, GlueValues(executed, relative), problems)
         install = install_cell(repository, commit, packages, uses_trained_models(app, docname),
                                app.config.rec11_package_source)
@@ -465,8 +492,9 @@ def book_inputs(app, executed: Path) -> str:
 
 def page_inputs(app, docname: str, book_wide: str, notebook: str) -> str:
     """What one page's downloads are made from: the book-wide inputs, the page, its executed
-    notebook (outputs included), the code it imports, and, for a page that shows the
-    agenda, every page (the agenda lists their reading times)."""
+    notebook (``Executed.key``: what myst-nb wrote and the cache records its outputs come
+    from), the code it imports, and, for a page that shows the agenda, every page (the agenda
+    lists their reading times)."""
     text = Path(app.env.doc2path(docname)).read_text()
     # the code the page imports, whose hash is kept per state of the package: whether the page
     # trains a model (the install cell says so) follows from it and the page's text
@@ -497,16 +525,33 @@ def check_figures(app, exception) -> None:
         app.rec11_executed = []
         return
     app.rec11_downloads_inputs = inputs
-    app.rec11_executed = list(executed_notebooks(build, cache))
-    found, problems = figures_in(app.rec11_executed, Path(app.srcdir))
+    app.rec11_executed = executed_pages(build, cache)
+    # a page whose notebook is as it was when its figures were last staged is not read again
+    memo, code = Memo(Path(app.doctreedir), FIGURES), Path(figures.__file__).read_bytes()
+    keys, kept, seen = {}, {}, {}
+    for relative, page in app.rec11_executed:
+        keys[relative] = digest(page.key, code)
+        earlier = memo.unchanged(relative.as_posix(), keys[relative])
+        if earlier is not None:
+            kept[relative] = earlier["figures"]
+            seen.update(earlier["figures"])
+    read = [(relative, page.notebook) for relative, page in app.rec11_executed if relative not in kept]
+    found, problems = figures_in(read, Path(app.srcdir), seen)
     for relative, line, message in problems:
         docname = relative.with_suffix("").as_posix()
         logger.warning(message, location=(docname, line) if line else docname, type="rec11", subtype="figures")
-    if not problems and not build_failed(app, exception):
-        stage(found, build)
+    if problems or build_failed(app, exception):
+        return
+    staged = stage(found, build, keep=[name for names in kept.values() for name in names])
+    for relative, _ in read:
+        names = {f.name: f.where for f in found if f.page == relative}
+        files = [staged[f"{name}{suffix}"] for name in names for suffix in (".png", ".svg")]
+        memo.record(relative.as_posix(), keys[relative], files, {"figures": names})
+    memo.save()
 
 
 DOWNLOADS = "downloads"  # the memo of the figures staged and the downloads written (shared.pages.Memo)
+FIGURES = "figures"  # the memo of each page's staged figures
 
 
 def downloads_inputs(app, build: Path, cache: Path) -> str:

@@ -30,6 +30,8 @@ class Figure:
     name: str
     png: bytes
     svg: str
+    page: Path  # relative to the book
+    where: str  # "page:line", for a message that names the figure's cell
 
 
 def _line_in_page(page: Path, source: str) -> int | None:
@@ -38,11 +40,13 @@ def _line_in_page(page: Path, source: str) -> int | None:
     return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
-def figures_in(notebooks: Iterable[tuple[Path, object]], book: Path) -> tuple[list[Figure], list[tuple]]:
+def figures_in(notebooks: Iterable[tuple[Path, object]], book: Path,
+               seen: dict[str, str] | None = None) -> tuple[list[Figure], list[tuple]]:
     """The named figures of the executed notebooks ((page relative to the book, notebook)
     pairs), and the problems, each ``(page, line, message)``: a figure drawn without a name
-    or an SVG, or a name used twice."""
-    found, problems, seen = [], [], {}
+    or an SVG, or a name used twice (here, or among ``seen``, {name: "page:line"}: the
+    figures of pages not read again)."""
+    found, problems, seen = [], [], dict(seen or {})
     for relative, nb in notebooks:
         page = book / relative
         for cell in nb.cells:
@@ -66,7 +70,7 @@ def figures_in(notebooks: Iterable[tuple[Path, object]], book: Path) -> tuple[li
                 seen[name] = f"{relative.as_posix()}:{line}"
                 svg = data["image/svg+xml"]
                 found.append(Figure(name, base64.b64decode(data["image/png"]),
-                                    "".join(svg) if isinstance(svg, list) else svg))
+                                    "".join(svg) if isinstance(svg, list) else svg, relative, seen[name]))
     return found, problems
 
 
@@ -86,13 +90,16 @@ def _mirror(files: dict[str, bytes], folder: Path) -> list[Path]:
     return written
 
 
-def stage(found: list[Figure], build: Path) -> None:
-    """Keep the figures in ``build/.rec11-figures``, in place of what a previous build kept."""
-    files = {}
+def stage(found: list[Figure], build: Path, keep: Iterable[str] = ()) -> dict[str, Path]:
+    """Keep the figures ``found``, and those named in ``keep`` as they are staged already, in
+    ``build/.rec11-figures``, in place of what a previous build kept; {file name: its path}."""
+    staged = build / STAGED
+    files = {f"{name}{suffix}": (staged / f"{name}{suffix}").read_bytes()
+             for name in keep for suffix in (".png", ".svg")}
     for figure in found:
         files[f"{figure.name}.png"] = figure.png
         files[f"{figure.name}.svg"] = figure.svg.encode()
-    _mirror(files, build / STAGED)
+    return {path.name: path for path in _mirror(files, staged)}
 
 
 def publish(build: Path, figures: Path) -> list[Path]:
