@@ -38,3 +38,22 @@ def test_a_broken_hash_file_is_computed_again(mini_book):
     (mini_book.path / fingerprints.HASHES).parent.mkdir(parents=True, exist_ok=True)
     (mini_book.path / fingerprints.HASHES).write_text("{ not json")
     assert fingerprints.package_hash(mini_book.path, {"rec11.seeds"}, package) == code_hash({"rec11.seeds"}, package)
+
+
+def test_a_pages_imports_are_parsed_once_per_text(mini_book, monkeypatch):
+    from rec11_book.shared import execution
+
+    text = "```{code-cell} ipython3\nfrom rec11 import seeds\n```\n"
+    modules = execution.page_modules_kept(mini_book.path, text)
+    assert "rec11.seeds" in modules and modules == execution.facts(text).modules
+    kept = json.loads((mini_book.path / execution.PAGE_MODULES).read_text())
+    assert list(kept["pages"].values()) == [sorted(modules)]
+
+    def parsed(_):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(execution, "facts", parsed)
+    assert execution.page_modules_kept(mini_book.path, text) == modules, "read from the kept file"
+    monkeypatch.undo()
+    edited = text.replace("seeds", "claims")
+    assert "rec11.claims" in execution.page_modules_kept(mini_book.path, edited), "a new text is parsed"

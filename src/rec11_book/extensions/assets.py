@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 from pathlib import Path
@@ -86,33 +87,56 @@ def _codepoint(text: str) -> int:
     return int(text[1:], 16) if text.startswith("\\") else ord(text)
 
 
+def _icons_in(path: Path) -> dict:
+    """What one file says about icons: a stylesheet, the codepoint of each class and the
+    codepoints it uses itself; a page or a script, the class names it uses."""
+    text = path.read_text(errors="ignore")
+    if path.suffix != ".css":
+        return {"names": sorted(set(_FA_CLASS.findall(text)))}
+    classes = {}
+    for selectors, glyph in _FA_RULE.findall(text):
+        for name in re.findall(r"\.fa-([a-z0-9-]+)", selectors):
+            classes.setdefault(name, []).append(_codepoint(glyph))
+    glyphs = _GLYPH.findall(_FA_RULE.sub("", text))
+    used = {int(escaped, 16) if escaped else ord(literal) for escaped, literal in glyphs}
+    return {"classes": classes, "used": sorted(used)}
+
+
+ICONS_SEEN = ".rec11-icons-seen.json"  # beside the site, not in it: each file's icons, by its size and time
+
+
 def icon_codepoints(html_root: Path) -> set[int]:
-    """Every icon-font codepoint the site can show: by class name in pages and scripts, or in CSS."""
+    """Every icon-font codepoint the site can show: by class name in pages and scripts, or in CSS.
+    A file is read again only if its size or modification time changed since the last build."""
     static = html_root / "_static"
     ours = {static / PACKAGES[name][2] for name in PACKAGES}
 
     def files(pattern):
         return [f for f in static.rglob(pattern) if not any(d in f.parents for d in ours)]
 
-    classes, used = {}, set()
-    for css in files("*.css"):
-        text = css.read_text(errors="ignore")
-        for selectors, glyph in _FA_RULE.findall(text):
-            for name in re.findall(r"\.fa-([a-z0-9-]+)", selectors):
-                classes[name] = _codepoint(glyph)
-        for escaped, literal in _GLYPH.findall(_FA_RULE.sub("", text)):
-            used.add(int(escaped, 16) if escaped else ord(literal))
-    names = set()
-    for path in [*html_root.rglob("*.html"), *files("*.js")]:
-        names.update(_FA_CLASS.findall(path.read_text(errors="ignore")))
-    return used | {classes[n] for n in names if n in classes}
+    seen_file = html_root.parent / ICONS_SEEN
+    try:
+        seen = json.loads(seen_file.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        seen = {}
+    now = {}
+    for path in sorted({*files("*.css"), *html_root.rglob("*.html"), *files("*.js")}):
+        st, key = path.stat(), path.relative_to(html_root).as_posix()
+        stamp = [st.st_size, st.st_mtime_ns]
+        earlier = seen.get(key)
+        now[key] = earlier if earlier and earlier["stamp"] == stamp else {"stamp": stamp, **_icons_in(path)}
+    seen_file.write_text(json.dumps(now, sort_keys=True))
+    classes, used, names = {}, set(), set()
+    for found in now.values():
+        for name, codepoints in found.get("classes", {}).items():  # a class two stylesheets draw: both glyphs
+            classes.setdefault(name, set()).update(codepoints)
+        used.update(found.get("used", []))
+        names.update(found.get("names", []))
+    return used.union(*(classes[n] for n in names if n in classes))
 
 
 def subset_icon_fonts(html_root: Path) -> list[str]:
     """Write the cut-down fonts and their @font-face rules; return what was written."""
-    from fontTools import subset
-    from fontTools.ttLib import TTFont
-
     static = html_root / "_static"
     fonts = icon_fonts(static)
     codepoints = icon_codepoints(html_root) if any(source.parent.is_dir() for _, source, _, _ in fonts) else set()
@@ -121,6 +145,9 @@ def subset_icon_fonts(html_root: Path) -> list[str]:
     key = ",".join(f"{c:x}" for c in sorted(codepoints))
     if codepoints and stamp.is_file() and stamp.read_text() == key and (static / ICONS_CSS).is_file():
         return []
+    from fontTools import subset  # only when a font is cut: the import alone takes a tenth of a second
+    from fontTools.ttLib import TTFont
+
     rules, written = [], []
     for name, source, family, weight in fonts:
         if not codepoints or not source.is_file():

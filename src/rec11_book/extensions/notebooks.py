@@ -308,9 +308,11 @@ def markdown_download(nb, context: plainmd.Context, source: Path) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+@functools.lru_cache(maxsize=1)
 def pins() -> list[str]:
     """The course package's runtime dependencies, at the versions this build runs with
-    (``requirements.txt`` pins them for the book's own environment)."""
+    (``requirements.txt`` pins them for the book's own environment). Read once per process:
+    the installed packages do not change during a build."""
     from importlib.metadata import PackageNotFoundError, metadata, requires, version
 
     try:

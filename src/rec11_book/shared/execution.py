@@ -20,6 +20,7 @@ Imports no torch (each page's kernel imports what the page imports).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -30,10 +31,11 @@ from pathlib import Path
 
 import yaml
 
-from rec11 import seeds
+from rec11 import seeds, sources
 from rec11.sources import code_hash
 from rec11_book.compat.myst_nb import default_cache_folder
 from rec11_book.compat.myst_nb import page_notebook as read_page_notebook
+from rec11_book.shared import pagefacts, pages
 from rec11_book.shared.pagefacts import facts, notes_hash
 from rec11_book.shared.pages import FINGERPRINT_MARK
 
@@ -120,7 +122,7 @@ def timeout(config: dict) -> int:
 def stamp(srcdir: Path, package: Path | None, text: str) -> str:
     """:func:`fingerprint` outside Sphinx: the book's folder, and the course package's sources
     there (None: the installed package)."""
-    modules = facts(text).modules
+    modules = page_modules_kept(Path(srcdir), text)
     parts = []
     if modules:
         parts.append("code:" + package_hash(Path(srcdir), modules, package))
@@ -152,19 +154,52 @@ def package_hash(srcdir: Path, modules, package: Path | None) -> str:
     """``rec11.sources.code_hash(modules, package)``, computed once per state of the package."""
     state, key = _package_state(package), ",".join(sorted(modules))
     path = srcdir / HASHES
-    try:
-        kept = json.loads(path.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        kept = {}
+    kept = _read_json(path)
     if kept.get("state") != state:
         kept = {"state": state, "hashes": {}}
     if key not in kept["hashes"]:
         kept["hashes"][key] = code_hash(modules, package)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(kept, sort_keys=True))
-        partial.replace(path)  # whole or not at all, for another build reading it
+        _write_whole(path, kept)
     return kept["hashes"][key]
+
+
+# The rec11 modules each page text imports, kept beside HASHES and keyed by the text's digest:
+# fingerprinting every page on every build would otherwise parse every page's cells again.
+PAGE_MODULES = Path(".cache") / "rec11-page-modules.json"
+
+
+@functools.lru_cache(maxsize=1)
+def _parser_state() -> str:
+    """The code that finds a page's imports (its cells, then their imports)."""
+    return hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (sources, pagefacts, pages))).hexdigest()[:16]
+
+
+def page_modules_kept(srcdir: Path, text: str) -> frozenset[str]:
+    """``pagefacts.facts(text).modules``, parsed once per page text (and per version of the
+    code that parses it), then read from ``PAGE_MODULES``."""
+    path, key = srcdir / PAGE_MODULES, hashlib.sha256(text.encode()).hexdigest()
+    kept = _read_json(path)
+    if kept.get("parser") != _parser_state():
+        kept = {"parser": _parser_state(), "pages": {}}
+    if key not in kept["pages"]:
+        kept["pages"][key] = sorted(facts(text).modules)
+        _write_whole(path, kept)
+    return frozenset(kept["pages"][key])
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def _write_whole(path: Path, data: dict) -> None:
+    """Write ``data`` as JSON, whole or not at all, for another build reading it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps(data, sort_keys=True))
+    partial.replace(path)
 
 
 def with_fingerprint(text: str, stamp: str) -> str:
