@@ -170,7 +170,8 @@ _USES_NOTES = re.compile(r"\bnotes\.collect\(|\bcollect_notes\(")
 def notes_hash(srcdir: Path, text: str) -> str | None:
     """For a page whose code draws the session plan, a hash of the whole book's instructor
     notes (slide, minutes, block of each); None for any other page."""
-    if not _USES_NOTES.search(facts(text).code):
+    # the text first: a page that never names the call needs no parse of its cells
+    if not _USES_NOTES.search(text) or not _USES_NOTES.search(facts(text).code):
         return None
     plan = [(n.page, n.slide, n.minutes, n.block) for n in collect(srcdir)]
     return hashlib.sha256(repr(plan).encode()).hexdigest()[:16]
