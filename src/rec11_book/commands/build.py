@@ -39,7 +39,7 @@ from rec11_book.compat.nbclient import cell_source_header
 from rec11_book.compat.nbclient import failed_cells as failed_cells_in
 from rec11_book.compat.sphinx import logged_warnings
 from rec11_book.extensions import executions
-from rec11_book.shared.execution import book_config, cache_path, course_package, package_hash
+from rec11_book.shared.execution import book_config, built_commit, cache_path, course_package, package_hash
 from rec11_book.shared.figures import FigureError, publish
 from rec11_book.shared.pagefacts import page_modules
 from rec11_book.shared.pages import FAILED_PAGES, QUIET_TRAINING
@@ -201,10 +201,9 @@ def build_state(book: Path, out: Path, figures: Path, environ: dict) -> str:
     for path in (book / "node_modules" / ".installed", Path(sysconfig.get_paths()["purelib"])):
         with contextlib.suppress(OSError):
             seen.append(f"{path.resolve()}\0{path.stat().st_mtime_ns}")
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=book, capture_output=True, text=True, check=False)
     settings = sorted((k, v) for k, v in environ.items()
                       if (k.startswith("REC11_") or k == "GITHUB_SHA") and k not in OWN_SETTINGS)
-    seen += [head.stdout.strip(), sys.executable, json.dumps(settings)]
+    seen += [built_commit(book, ""), sys.executable, json.dumps(settings)]
     return hashlib.sha256("\n".join(seen).encode()).hexdigest()
 
 

@@ -42,9 +42,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 from typing import ClassVar
 
@@ -58,6 +56,7 @@ from rec11_book.compat.book_theme import add_launch_link, notebook_download, off
 from rec11_book.compat.jupyter_cache import cache_records
 from rec11_book.compat.myst_nb import default_cache_folder, glue_file, kernels_inherit, output_folder_name
 from rec11_book.shared import execution, figures, plainmd
+from rec11_book.shared.execution import built_commit
 from rec11_book.shared.figures import STAGED, figures_in, stage
 from rec11_book.shared.pagefacts import page_modules, uses_trained_models
 from rec11_book.shared.pages import AGENDA_MARKDOWN, QUIET_TRAINING, Memo, build_failed, digest, package_dir
@@ -103,8 +102,16 @@ class Executed:
         return nb
 
 
-def executed_pages(build: Path, cache_path: Path | None = None) -> list[tuple[Path, Executed]]:
-    """(page path relative to the book, ``Executed``) for every executed page.
+def record_list(cache_path: Path) -> str:
+    """The execution cache's records, (id, page) each, as one string: each run of a page is a
+    record of its own (a new id); matching one updates its access time only."""
+    return json.dumps(sorted((pk, uri) for pk, uri, _ in cache_records(cache_path))) if cache_path.is_dir() else ""
+
+
+def executed_pages(build: Path, cache_path: Path | None = None,
+                   records: str | None = None) -> list[tuple[Path, Executed]]:
+    """(page path relative to the book, ``Executed``) for every executed page (``records``:
+    ``record_list`` of the cache, when the caller has it already).
 
     ``build`` is the ``_build`` folder; ``cache_path`` the execution cache, as the book's
     ``_config.yml`` places it (``shared.execution.cache_path``; default ``build/.jupyter_cache``).
@@ -114,7 +121,7 @@ def executed_pages(build: Path, cache_path: Path | None = None) -> list[tuple[Pa
 
     cache_path = cache_path or default_cache_folder(build)
     cache = get_cache(cache_path) if cache_path.is_dir() else None
-    records = json.dumps(sorted((pk, uri) for pk, uri, _ in cache_records(cache_path))) if cache else ""
+    records = (record_list(cache_path) if records is None else records) if cache else ""
     executed = build / output_folder_name()
     return [(path.relative_to(executed).with_suffix(".md"), Executed(path, cache, records))
             for path in sorted(executed.rglob("*.ipynb"))]
@@ -323,15 +330,6 @@ def pins() -> list[str]:
     return [f"{metadata(name)['Name']}=={version(name)}" for name in names]
 
 
-def built_commit(root: Path, branch: str) -> str:
-    """The commit the site is built from: git's HEAD, GitHub's GITHUB_SHA, else the branch."""
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return os.environ.get("GITHUB_SHA") or branch
-
-
 def install_cell(repository: str, commit: str, packages: list[str], trains: bool, source: str = "") -> str:
     """The first cell of a download: install ``rec11`` and its pins where it is missing.
 
@@ -520,14 +518,15 @@ def check_figures(app, exception) -> None:
     build = Path(app.outdir).parent
     cache = execution.cache_path(Path(app.srcdir), build.parent)
     # a build that changed none of what the figures and the downloads are made from redoes neither
-    inputs = downloads_inputs(app, build, cache)
+    records = record_list(cache)
+    inputs = downloads_inputs(app, build, records)
     memo = Memo(Path(app.doctreedir), DOWNLOADS)
     if not build_failed(app, exception) and memo.unchanged(DOWNLOADS, inputs) is not None:
         logger.info("rec11: figures and downloads as the last build wrote them (no page, output or setting changed)")
         app.rec11_executed = []
         return
     app.rec11_downloads_inputs = inputs
-    app.rec11_executed = executed_pages(build, cache)
+    app.rec11_executed = executed_pages(build, cache, records)
     # a page whose notebook is as it was when its figures were last staged is not read again
     memo, code = Memo(Path(app.doctreedir), FIGURES), Path(figures.__file__).read_bytes()
     keys, kept, seen = {}, {}, {}
@@ -556,7 +555,7 @@ DOWNLOADS = "downloads"  # the memo of the figures staged and the downloads writ
 FIGURES = "figures"  # the memo of each page's staged figures
 
 
-def downloads_inputs(app, build: Path, cache: Path) -> str:
+def downloads_inputs(app, build: Path, records: str) -> str:
     """What the staged figures and the downloads are made from: the pages, what myst-nb wrote
     for them (notebooks, glued values), the execution cache's records (a page that ran again has
     new outputs), the settings and pins the install cell and the links read, and the code that
@@ -568,8 +567,7 @@ def downloads_inputs(app, build: Path, cache: Path) -> str:
     for path in sorted(executed.rglob("*")):
         if path.suffix in (".ipynb", ".json"):
             parts += [path.relative_to(executed).as_posix(), path.read_bytes()]
-    # each run of a page is a record of its own (a new pk); matching one updates its access time only
-    parts.append(sorted((pk, uri) for pk, uri, _ in cache_records(cache)) if cache.is_dir() else [])
+    parts.append(records)  # the execution cache's (record_list)
     return digest(*parts)
 
 

@@ -24,6 +24,7 @@ import functools
 import hashlib
 import json
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -200,6 +201,15 @@ def _write_whole(path: Path, data: dict) -> None:
     partial = path.with_suffix(f".{os.getpid()}.tmp")
     partial.write_text(json.dumps(data, sort_keys=True))
     partial.replace(path)
+
+
+def built_commit(root: Path, branch: str) -> str:
+    """The commit the site is built from: git's HEAD, GitHub's GITHUB_SHA, else the branch."""
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return os.environ.get("GITHUB_SHA") or branch
 
 
 def with_fingerprint(text: str, stamp: str) -> str:
