@@ -22,7 +22,7 @@ from nbclient.exceptions import CellExecutionError
 
 from rec11_book.extensions.notebooks import (
     COLAB,
-    FINGERPRINT,
+    FINGERPRINT_KEY,
     GLUE_RECORD,
     NOTEBOOKS_BRANCH,
     QUIET_TRAINING,
@@ -68,8 +68,6 @@ def expected_cells(rendered) -> list[tuple[str, object]]:
     removed cell without the page's own checks (and not at all if nothing else is left)."""
     kept = []
     for cell in code_cells(rendered):
-        if cell.source.startswith(FINGERPRINT):
-            continue
         if "remove-cell" in cell.metadata.get("tags", []):
             source = without_self_checks(cell.source)
             if source.strip():
@@ -145,7 +143,7 @@ def test_each_download_has_the_outputs_the_page_rendered(build_dir, root):
 def test_downloads_carry_nothing_of_the_build(build_dir):
     for rel, path in downloads(build_dir).items():
         nb = nbformat.read(path, as_version=4)
-        assert not any(c.source.startswith(FINGERPRINT) for c in nb.cells), f"{rel}: fingerprint cell"
+        assert FINGERPRINT_KEY not in nb.metadata.get("kernelspec", {}), f"{rel}: the fingerprint"
         assert "source_map" not in nb.metadata, rel
         for cell in code_cells(nb):
             for output in cell.outputs:

@@ -6,6 +6,7 @@ from pathlib import Path
 import yaml
 
 from rec11_book.shared import execution
+from rec11_book.shared.pages import FINGERPRINT_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = """---
@@ -48,9 +49,38 @@ def test_the_tools_notebook_is_the_builds_without_its_fingerprint(tmp_path):
     page = root / "book" / "page.md"
     built = execution.page_notebook(page)
     tools = execution.page_notebook(page, fingerprint=False)
-    assert [c.source for c in built.cells][:-1] == [c.source for c in tools.cells]
-    assert built.cells[-1].source.startswith("# dependency fingerprint")
-    assert "code:" in built.cells[-1].source  # the page imports rec11: its code is in the fingerprint
+    assert [c.source for c in built.cells] == [c.source for c in tools.cells]  # no cell added
+    assert built.metadata.source_map == tools.metadata.source_map  # every line where it was
+    stamp = built.metadata.kernelspec.pop(FINGERPRINT_KEY)
+    assert "code:" in stamp  # the page imports rec11: its code is in the fingerprint
+    assert built.metadata.kernelspec == tools.metadata.kernelspec
+    assert FINGERPRINT_KEY not in tools.metadata.kernelspec
+
+
+def test_the_fingerprint_changes_the_cache_key_and_keeps_every_line():
+    """jupyter-cache hashes the kernelspec (compat.jupyter_cache.keyed_metadata): another
+    stamp is another key, and the page's lines keep their numbers; a page without a
+    kernelspec (myst-nb does not run it) is left as it is."""
+    from jupyter_cache.cache.main import JupyterCacheBase
+
+    from rec11_book.compat.myst_nb import page_notebook as read
+
+    block = PAGE.replace("kernelspec: {display_name: Python 3, language: python, name: python3}",
+                         "kernelspec:\n  display_name: Python 3\n\n  # the kernel\n  name: python3\n"
+                         "title: after it")
+    config = execution.parser_config({})
+    for text in (PAGE, block):
+        stamped = {s: execution.with_fingerprint(text, s) for s in ("a", "b")}
+        notebooks = {s: read(t, config, Path("p.md")) for s, t in stamped.items()}
+        assert all(t.count("\n") == text.count("\n") for t in stamped.values())
+        assert notebooks["a"].metadata.kernelspec[FINGERPRINT_KEY] == "a"
+        assert notebooks["a"].metadata.source_map == read(text, config, Path("p.md")).metadata.source_map
+        keys = {JupyterCacheBase.create_hashed_notebook(None, nb)[1] for nb in notebooks.values()}
+        assert len(keys) == 2
+    assert yaml.safe_load(execution.with_fingerprint(block, "a").split("---")[1])["title"] == "after it"
+    bare = "# A page\n\n```{code-cell} ipython3\nprint(1)\n```\n"
+    assert execution.with_fingerprint(bare, "a") == bare
+    assert execution.with_fingerprint(PAGE, "") == PAGE
 
 
 def test_a_page_outside_any_book_is_read_with_myst_nbs_defaults(tmp_path):

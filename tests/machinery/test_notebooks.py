@@ -7,7 +7,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from rec11_book.extensions.notebooks import (
-    FINGERPRINT,
+    FINGERPRINT_KEY,
     GlueValues,
     colab_url,
     for_download,
@@ -44,8 +44,8 @@ def test_the_build_bookkeeping_goes_and_the_outputs_stay():
         new_markdown_cell("Due {{ final_date }}; KL is {glue:text}`kl:.1f`."),
         new_code_cell("plot()", outputs=[figure, record]),
         new_code_cell("print('hello')", outputs=[printed]),
-        new_code_cell(f"{FINGERPRINT}: code:abc"),
-    ], metadata={"source_map": [1, 2], "kernelspec": {"name": "python3", "display_name": "Python 3"}})
+    ], metadata={"source_map": [1, 2], "kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                      FINGERPRINT_KEY: "code:abc"}})
     context = Context(docname="book/page", site="https://x.github.io/b/", facts={"final_date": "Tue 12/1"},
                       glue=lambda key: {"text/plain": "0.25"} if key == "kl" else {})
     out = for_download(nb, context)
@@ -54,7 +54,9 @@ def test_the_build_bookkeeping_goes_and_the_outputs_stay():
     assert list(out.cells[1].outputs[0].data) == ["image/png", "text/plain"]
     assert len(out.cells[1].outputs) == 1 and out.cells[2].outputs[0].text == "hello\n"
     assert "source_map" not in out.metadata and out.metadata.kernelspec.name == "python3"
-    assert len(nb.cells) == 4 and "image/svg+xml" in nb.cells[1].outputs[0].data  # the input is left alone
+    assert FINGERPRINT_KEY not in out.metadata.kernelspec
+    assert len(nb.cells) == 3 and FINGERPRINT_KEY in nb.metadata.kernelspec  # the input is left alone
+    assert "image/svg+xml" in nb.cells[1].outputs[0].data
     nbformat.validate(out)
 
 

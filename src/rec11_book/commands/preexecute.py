@@ -4,7 +4,7 @@ Jupyter Book executes a page while Sphinx reads it, one page after another, so o
 cores a cold build leaves one core idle for most of its execution. Before the build,
 this runs every page the execution cache does not hold yet, ``jobs`` at a time, the way
 myst-nb would run it: the same notebook (read from the MyST page with the book's parser
-settings, the dependency-fingerprint cell of ``rec11_book.extensions.fingerprints`` appended), in
+settings, the dependency fingerprint of ``rec11_book.extensions.fingerprints`` in its kernelspec), in
 the page's folder, with the book's timeout. What succeeds goes into jupyter-cache under
 the hash myst-nb will look up, so Sphinx finds it there and only renders. A page that
 fails is left out of the cache: the build then runs it again itself and reports the

@@ -46,3 +46,20 @@ def execute_notebook(nb, cwd: str, timeout: int, **client):
     from jupyter_cache.executors.utils import single_nb_execution
 
     return single_nb_execution(nb, cwd=cwd, timeout=timeout, allow_errors=False, meta_override=True, **client)
+
+
+@reliance(probe=lambda: lacks_text("jupyter_cache", 'nb_metadata: Optional[Iterable[str]] = ("kernelspec",)')
+          + lacks_text("myst_nb", "cache.match_cache_notebook(self.notebook)"))
+def keyed_metadata() -> str:
+    """The notebook metadata key whose value is part of a page's cache key: "kernelspec".
+
+    Relies on: ``JupyterCacheBase.create_hashed_notebook`` hashing the code cells (source and
+    metadata) and, of the notebook's metadata, the ``kernelspec`` only (its ``nb_metadata``
+    default), and myst-nb matching and caching a page with that default. The build puts the
+    fingerprint of a page's inputs there (``shared.execution.with_fingerprint``), so that an
+    edit to the code a page imports misses the cache without a cell added to the page.
+    Package: jupyter-cache. Checked against: 1.0.1.
+    Public alternative: a cell holding the fingerprint (what the build did before 2026-12-05),
+    which every reader's copy then had to drop again.
+    """
+    return "kernelspec"

@@ -1,9 +1,10 @@
 """No stale pages: a page re-executes when the code or notes it reads change.
 
-jupyter-cache keys a page on its own code cells only, so an edit to ``src/rec11``
-would leave the cached outputs of the pages that import it in place. Before a page
-is parsed, this extension appends one hidden code cell holding a fingerprint of
-everything the page's code depends on: the source of the ``rec11`` modules it
+jupyter-cache keys a page on its own code cells and its kernelspec, so an edit to
+``src/rec11`` would leave the cached outputs of the pages that import it in place.
+Before a page is parsed, this extension writes into the page's kernelspec (its front
+matter, every line kept where it was) a fingerprint of everything the page's code
+depends on: the source of the ``rec11`` modules it
 imports (transitively, :mod:`rec11.sources`), the seed shift and training threads
 (``rec11.seeds``: another retraining), and, for a page that draws the session
 plan, the instructor notes of the whole book. A changed fingerprint changes the

@@ -9,9 +9,9 @@ writes every download again:
 * the outputs come from the jupyter-cache record that matches the page, which is
   exactly what the page rendered (``executed_notebooks``; the figure export reads
   the same);
-* the build's own bookkeeping goes: the dependency-fingerprint cell that
-  ``rec11_book.extensions.fingerprints`` appends, the glue records (outputs only the book's text
-  reads), myst-nb's source map;
+* the build's own bookkeeping goes: the dependency fingerprint that
+  ``rec11_book.extensions.fingerprints`` puts in the kernelspec, the glue records
+  (outputs only the book's text reads), myst-nb's source map;
 * each figure keeps one image format, PNG: JupyterLab shows it whether or not the
   notebook is trusted, and it is the lighter one;
 * the markdown is plain Markdown that reads as the page does in any notebook tool
@@ -59,8 +59,15 @@ from rec11_book.shared import execution, figures, plainmd
 from rec11_book.shared.execution import built_commit
 from rec11_book.shared.figures import STAGED, figures_in, stage
 from rec11_book.shared.pagefacts import page_modules, uses_trained_models
-from rec11_book.shared.pages import AGENDA_MARKDOWN, QUIET_TRAINING, Memo, build_failed, digest, package_dir
-from rec11_book.shared.pages import FINGERPRINT_MARK as FINGERPRINT
+from rec11_book.shared.pages import (
+    AGENDA_MARKDOWN,
+    FINGERPRINT_KEY,
+    QUIET_TRAINING,
+    Memo,
+    build_failed,
+    digest,
+    package_dir,
+)
 from rec11_book.shared.plainmd import has_answers
 
 logger = logging.getLogger(__name__)
@@ -213,8 +220,6 @@ def for_download(nb, context: plainmd.Context | None = None, install: str | None
     starts = nb.metadata.get("source_map") or []
     kept = []
     for index, cell in enumerate(nb.cells):
-        if cell.cell_type == "code" and cell.source.startswith(FINGERPRINT):
-            continue
         if cell.cell_type == "markdown":
             # myst-nb maps a cell to the line where it starts; its text starts at the first non-blank one
             first = starts[index] if index < len(starts) else 0
@@ -253,6 +258,7 @@ def for_download(nb, context: plainmd.Context | None = None, install: str | None
     nb.cells = kept
     for key in BUILD_METADATA:
         nb.metadata.pop(key, None)
+    nb.metadata.get("kernelspec", {}).pop(FINGERPRINT_KEY, None)
     nb.nbformat_minor = max(nb.nbformat_minor, 5)  # 4.5: every cell has an id
     for number, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{number}"

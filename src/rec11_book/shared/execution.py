@@ -7,9 +7,9 @@ reads them as myst-nb does:
 
 * :func:`book_config`, :func:`parser_config`: ``_config.yml``, and the MyST settings
   (``parse:``) the pages are read with;
-* :func:`page_notebook`: the notebook myst-nb builds from a page, with the fingerprint cell
-  (:func:`stamp`, :func:`with_fingerprint`: what the page's code depends on, so that the
-  cache misses when it changes) or, for the tools, without it;
+* :func:`page_notebook`: the notebook myst-nb builds from a page, with its fingerprint in the
+  kernelspec (:func:`stamp`, :func:`with_fingerprint`: what the page's code depends on, so that
+  the cache misses when it changes) or, for the tools, without it;
 * :func:`cache_path`, :func:`timeout`: ``execute: cache:`` (default ``_build/.jupyter_cache``)
   and ``execute: timeout:``;
 * :func:`kernel_sockets`: the kernel settings every page run here starts its kernel with;
@@ -34,11 +34,12 @@ import yaml
 
 from rec11 import seeds, sources
 from rec11.sources import code_hash
+from rec11_book.compat.jupyter_cache import keyed_metadata
 from rec11_book.compat.myst_nb import default_cache_folder
 from rec11_book.compat.myst_nb import page_notebook as read_page_notebook
 from rec11_book.shared import pagefacts, pages
 from rec11_book.shared.pagefacts import facts, notes_hash
-from rec11_book.shared.pages import FINGERPRINT_MARK
+from rec11_book.shared.pages import FINGERPRINT_KEY
 
 PACKAGE_SRC = "src/rec11"  # the default of rec11_package_src: the course package's sources, in the book
 CONFIG = "_config.yml"
@@ -93,8 +94,8 @@ def course_package(root: Path, config: dict) -> Path | None:
 
 def page_notebook(page: Path, root: Path | None = None, config: dict | None = None, md_config=None,
                   fingerprint: bool = True):
-    """The notebook myst-nb builds from ``page``: with its fingerprint cell (the notebook the
-    cache is keyed on), or, ``fingerprint=False``, the page's own cells only (what the tools run).
+    """The notebook myst-nb builds from ``page``: with its fingerprint in the kernelspec (the
+    notebook the cache is keyed on), or, ``fingerprint=False``, as the page is (what the tools run).
     A page in no book (no ``_config.yml`` above it) is read with myst-nb's default settings."""
     root = Path(root) if root is not None else book_root(page)
     if config is None:
@@ -213,13 +214,29 @@ def built_commit(root: Path, branch: str) -> str:
 
 
 def with_fingerprint(text: str, stamp: str) -> str:
-    """The page's MyST text with its fingerprint cell appended (none for an empty stamp).
+    """The page's MyST text with ``stamp`` in its front matter's kernelspec (unchanged for an
+    empty stamp, or a page with no kernelspec, which myst-nb does not run).
 
-    A comment-only cell: it costs nothing to run, but it changes the notebook's hash.
+    jupyter-cache keys a page on its code cells and its kernelspec
+    (``compat.jupyter_cache.keyed_metadata``), so the stamp there makes an edit to what the
+    page's code imports miss the cache. The kernelspec block becomes one line of JSON (which
+    is YAML) and blank lines, so every line of the page keeps its number.
     ``rec11_book.commands.preexecute`` builds the same notebook, so the two must agree.
     """
-    if not stamp:
+    lines = text.split("\n")
+    if not stamp or not lines or lines[0].strip() != "---" or "---" not in (s.strip() for s in lines[1:]):
         return text
-    return text + f"\n\n```{{code-cell}} ipython3\n:tags: [remove-cell]\n\n{FINGERPRINT_MARK}: {stamp}\n```\n"
+    end = next(n for n, line in enumerate(lines[1:], 1) if line.strip() == "---")
+    try:
+        head = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError:  # myst-nb reports it, with its line
+        return text
+    start = next((n for n in range(1, end) if lines[n].startswith(f"{keyed_metadata()}:")), None)
+    if start is None or not isinstance(head.get(keyed_metadata()), dict):
+        return text
+    stop = next((n for n in range(start + 1, end) if lines[n][:1] not in ("", " ", "\t")), end)
+    kernelspec = {**head[keyed_metadata()], FINGERPRINT_KEY: stamp}
+    block = [f"{keyed_metadata()}: {json.dumps(kernelspec, ensure_ascii=False)}"] + [""] * (stop - start - 1)
+    return "\n".join(lines[:start] + block + lines[stop:])
 
 

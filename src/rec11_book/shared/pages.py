@@ -72,8 +72,8 @@ FAILED_PAGES = ".rec11-failed-pages"  # in the doctrees folder: pages a failed b
 
 # The event ``reading`` answers with the ``{agenda}`` as Markdown (fromdoc, slides, site).
 AGENDA_MARKDOWN = "rec11-agenda-markdown"
-# The comment that starts a page's fingerprint cell (``fingerprints``); the downloads leave that cell out.
-FINGERPRINT_MARK = "# dependency fingerprint (added by rec11_book.extensions.fingerprints)"
+# The kernelspec key that holds a page's fingerprint (``fingerprints``); the downloads leave it out.
+FINGERPRINT_KEY = "rec11_fingerprint"
 
 
 def package_dir(app: Sphinx) -> Path | None:
