@@ -152,7 +152,7 @@ def subset_icon_fonts(html_root: Path) -> list[str]:
     for name, source, family, weight in fonts:
         if not codepoints or not source.is_file():
             continue
-        font = TTFont(source)
+        font = TTFont(source, recalcTimestamp=False)  # the theme's font's date: the same bytes every build
         options = subset.Options()
         options.flavor = "woff"
         options.notdef_outline = True
