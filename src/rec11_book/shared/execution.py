@@ -223,19 +223,19 @@ def with_fingerprint(text: str, stamp: str) -> str:
     is YAML) and blank lines, so every line of the page keeps its number.
     ``rec11_book.commands.preexecute`` builds the same notebook, so the two must agree.
     """
-    lines = text.split("\n")
-    if not stamp or not lines or lines[0].strip() != "---" or "---" not in (s.strip() for s in lines[1:]):
-        return text
-    end = next(n for n, line in enumerate(lines[1:], 1) if line.strip() == "---")
     try:
-        head = yaml.safe_load("\n".join(lines[1:end])) or {}
+        kernelspec = pages.front_matter_of(text).get(keyed_metadata()) if stamp else None
     except yaml.YAMLError:  # myst-nb reports it, with its line
         return text
+    if not isinstance(kernelspec, dict):
+        return text
+    lines = text.split("\n")
+    end = lines.index("---", 1)  # the front matter's end, as front_matter_of found it
     start = next((n for n in range(1, end) if lines[n].startswith(f"{keyed_metadata()}:")), None)
-    if start is None or not isinstance(head.get(keyed_metadata()), dict):
+    if start is None:
         return text
     stop = next((n for n in range(start + 1, end) if lines[n][:1] not in ("", " ", "\t")), end)
-    kernelspec = {**head[keyed_metadata()], FINGERPRINT_KEY: stamp}
+    kernelspec = {**kernelspec, FINGERPRINT_KEY: stamp}
     block = [f"{keyed_metadata()}: {json.dumps(kernelspec, ensure_ascii=False)}"] + [""] * (stop - start - 1)
     return "\n".join(lines[:start] + block + lines[stop:])
 
