@@ -459,6 +459,20 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
+def unfit_code(root: Path, pages: list[str]) -> str:
+    """Why the pages' code cannot be committed as it is, or "" when it can: a code line too wide
+    for a phone fails ``make check``, and wrapping it afterwards changes the page's code, so the
+    retrainings about to run would no longer count as that page's (they did not, once)."""
+    from rec11_book.shared.pages import CODE_COLUMNS, long_code_lines
+
+    for page in pages:
+        for line, text in long_code_lines((root / page).read_text()):
+            return (f"{page}:{line}: a code line of {len(text)} characters, over {CODE_COLUMNS}"
+                    " (tests/unit/test_page_code.py). Fix: wrap it first: a wrap after the"
+                    " retrainings changes the page's code, and their records would not count as its")
+    return ""
+
+
 def commit(root: Path) -> str:
     """The code a run starts from: the commit, and where ``src`` or ``book`` differ from it,
     a digest of the difference ("abc1234+d41d8cd9"), so that a record names the code that
@@ -767,6 +781,10 @@ def main(argv=None) -> int:
     missing = [p for p in pages if not (root / p).is_file()]
     if missing:
         sys.exit(f"rec11_tools.robustness: no such page: {', '.join(missing)}")
+    if not args.report:
+        unfit = unfit_code(root, pages)
+        if unfit:
+            sys.exit("rec11_tools.robustness: " + unfit)
     code = commit(root)
     records = (args.records or args.out.resolve().parent / "robustness").resolve()
     earlier = load(work, records)

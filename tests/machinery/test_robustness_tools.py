@@ -221,6 +221,19 @@ def test_main_draws_new_seeds_runs_them_and_reports_every_retraining(mini_book, 
     assert "| book/p.md | m | 6 | 0 |" in out.read_text()
 
 
+def test_a_page_whose_code_cannot_be_committed_is_not_retrained(mini_book, tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(robustness, "run_variant", lambda *args, **kwargs: ran.append(args))
+    two_page_book(mini_book, monkeypatch)
+    wide = "z = '" + "a" * 79 + "'"  # 85 characters
+    mini_book.page("q", f"# q\n\n```{{code-cell}} ipython3\nx = 1\n{wide}\n```\n")
+    line = (mini_book.path / "book" / "q.md").read_text().splitlines().index(wide) + 1
+    args = ["--work", str(tmp_path / "work"), "--out", str(tmp_path / "R.md"), "--count", "1"]
+    with pytest.raises(SystemExit, match=rf"book/q\.md:{line}: a code line of 85 characters, over 79"):
+        robustness.main(args)
+    assert ran == [], "nothing was retrained"
+
+
 def test_a_failing_claim_fails_the_run_naming_the_claim_and_the_runner(mini_book, tmp_path, monkeypatch, capsys):
     import json
 

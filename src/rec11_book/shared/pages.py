@@ -64,6 +64,16 @@ def code_cells(text: str) -> list[str]:
     return [code for _, _, code in parse_cells(text)]
 
 
+# The widest code line a student reads whole on a 390 px phone and on a printed page.
+CODE_COLUMNS = 79
+
+
+def long_code_lines(text: str) -> list[tuple[int, str]]:
+    """(page line, text) of every line of a page's code cells wider than ``CODE_COLUMNS``."""
+    return [(first + n, line) for first, _, code in parse_cells(text)
+            for n, line in enumerate(code.split("\n")) if len(line) > CODE_COLUMNS]
+
+
 # Set for the pages' kernels (the build, the downloads' runs): a model trained on a cache miss
 # says nothing, so that a page looks the same warm or cold (rec11.cache reads it).
 QUIET_TRAINING = "REC11_QUIET_TRAINING"
