@@ -465,12 +465,13 @@ def unfit_code(root: Path, pages: list[str]) -> str:
     retrainings about to run would no longer count as that page's (they did not, once)."""
     from rec11_book.shared.pages import CODE_COLUMNS, long_code_lines
 
-    for page in pages:
-        for line, text in long_code_lines((root / page).read_text()):
-            return (f"{page}:{line}: a code line of {len(text)} characters, over {CODE_COLUMNS}"
-                    " (tests/unit/test_page_code.py). Fix: wrap it first: a wrap after the"
-                    " retrainings changes the page's code, and their records would not count as its")
-    return ""
+    wide = [(page, line, text) for page in pages for line, text in long_code_lines((root / page).read_text())]
+    if not wide:
+        return ""
+    page, line, text = wide[0]
+    return (f"{page}:{line}: a code line of {len(text)} characters, over {CODE_COLUMNS}"
+            " (tests/unit/test_page_code.py). Fix: wrap it first: a wrap after the"
+            " retrainings changes the page's code, and their records would not count as its")
 
 
 def commit(root: Path) -> str:
