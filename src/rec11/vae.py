@@ -52,6 +52,9 @@ class VAEConfig:
     # pixel scale beta = 1 is a decoder noise of s² = 0.5 (see the top of the file), and
     # its reconstructions are already close to the blurred average digit
     beta: float = 0.3
+    # epochs over which beta rises in equal steps to its value ("KL annealing", Bowman
+    # et al. 2016); 0 means the full beta from the first step
+    kl_warmup: int = 0
     lr: float = 2e-3
     epochs: int = 120
     batch_size: int = 100
@@ -130,6 +133,13 @@ def active_units(mu, threshold: float = ACTIVE_THRESHOLD) -> int:
 # ---------------------------------------------------------------- training
 
 
+def warmed_beta(cfg: VAEConfig, epoch: int) -> float:
+    """The KL weight in epoch ``epoch`` (from 0): cfg.beta, reached in cfg.kl_warmup equal steps."""
+    if cfg.kl_warmup <= 0:
+        return cfg.beta
+    return cfg.beta * min(1.0, (epoch + 1) / cfg.kl_warmup)
+
+
 def train(model: VAE, X: torch.Tensor) -> dict:
     """Adam on minibatches of X for cfg.epochs epochs; returns per-epoch curves (per image)."""
     cfg = model.cfg
@@ -139,12 +149,13 @@ def train(model: VAE, X: torch.Tensor) -> dict:
         curves = {"loss": [], "recon": [], "kl": []}
         start = time.perf_counter()
         model.train()
-        for _ in range(cfg.epochs):
+        for epoch in range(cfg.epochs):
+            beta = warmed_beta(cfg, epoch)
             totals = torch.zeros(3)
             for idx in torch.randperm(len(X)).split(cfg.batch_size):
                 x = X[idx]  # (N, D)
                 xhat, mu, logvar = model(x)
-                loss, recon, kl = vae_loss(xhat, x, mu, logvar, cfg.beta)
+                loss, recon, kl = vae_loss(xhat, x, mu, logvar, beta)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -156,8 +167,12 @@ def train(model: VAE, X: torch.Tensor) -> dict:
     return curves
 
 
-# the latent-space figure: two latent dimensions can be plotted as they are
-LATENT2 = VAEConfig(z_dim=2)
+# the latent-space figure: two latent dimensions can be plotted as they are. With the
+# full beta from the start, about one training in a few hundred lets its second
+# dimension collapse to the prior before the decoder has learnt to use it (its codes'
+# spread falls to a tenth); raising beta over the first 10 epochs lets both carry
+# information first
+LATENT2 = VAEConfig(z_dim=2, kl_warmup=10)
 
 
 def make(cfg: VAEConfig) -> VAE:

@@ -1,5 +1,6 @@
 """The VAE's pieces against closed forms, Monte Carlo and autograd."""
 
+import itertools
 import math
 
 import torch
@@ -169,6 +170,24 @@ def test_training_is_deterministic_and_lowers_the_loss():
     torch.manual_seed(5)
     vae.train(model, X)
     assert torch.equal(torch.rand(1), expected)
+
+
+def test_kl_warmup_raises_beta_in_equal_steps_then_holds_it():
+    cfg = vae.VAEConfig(beta=0.3, kl_warmup=10)
+    betas = [vae.warmed_beta(cfg, epoch) for epoch in range(12)]
+    assert betas[0] == 0.3 / 10 and betas[4] == 0.3 * 5 / 10
+    assert betas[9] == betas[10] == betas[11] == 0.3
+    assert all(a < b for a, b in itertools.pairwise(betas[:10]))
+    assert vae.warmed_beta(vae.VAEConfig(beta=0.3), 0) == 0.3  # no warm-up
+    assert vae.LATENT2.kl_warmup > 0 and vae.VAEConfig().kl_warmup == 0
+
+
+def test_training_weighs_each_epochs_kl_by_its_warmed_beta():
+    cfg = vae.VAEConfig(z_dim=2, hidden=32, epochs=4, batch_size=50, kl_warmup=4)
+    info = vae.train(vae.make(cfg), data.digits()[0][:300])
+    for epoch in range(4):
+        expected = info["recon"][epoch] + vae.warmed_beta(cfg, epoch) * info["kl"][epoch]
+        assert math.isclose(info["loss"][epoch], expected, rel_tol=1e-5)
 
 
 def test_decoding_helpers_have_the_right_shapes_and_reproduce():
