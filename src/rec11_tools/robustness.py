@@ -15,7 +15,8 @@ cache, and runs the pages with ``rec11_tools.claims`` (claims recorded, not rais
 
 Retrainings accumulate in ``--work``. The report pools, per page, every retraining that ran
 the page's current code (its code cells and the ``rec11`` package): an edit to a page's prose
-keeps them, an edit to its code or to the package starts its count again. For each claim it
+keeps them, an edit to its code or to the package starts its count again, except a commit that
+rewords only claim messages (``rec11_tools.renames``, ``robustness/renamed.yml``). For each claim it
 gives the number of retrainings, the failures, the worst value against the threshold, and the
 **margin**: the mean distance from the threshold in standard deviations of that distance across
 the retrainings. From the margins (a normal approximation) it estimates the chance that one
@@ -750,6 +751,7 @@ def _ledger_section(root: Path) -> list[str]:
 
 def main(argv=None) -> int:
     from rec11.sources import book_root
+    from rec11_tools import renames
     from rec11_tools.run_pages import book_pages
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -789,8 +791,10 @@ def main(argv=None) -> int:
     code = commit(root)
     records = (args.records or args.out.resolve().parent / "robustness").resolve()
     earlier = load(work, records)
+    renamed = renames.load(records / "renamed.yml")
     if args.until:
         fingerprints = {p: page_fingerprint(root, p) for p in pages}
+        renames.carry(earlier, renamed)
         migrate(earlier, root, pages, fingerprints)
         plan = top_up(current_runs(earlier, fingerprints), args.until)
     else:
@@ -813,6 +817,7 @@ def main(argv=None) -> int:
         list(pool.map(one, todo))
     results = load(work, records)
     fingerprints = {p: page_fingerprint(root, p) for p in every}
+    renames.carry(results, renamed)
     migrate(results, root, every, fingerprints)
     claims = summarize(results, {p: fingerprints[p] for p in (every if not args.no_report else pages)})
     if args.no_report:

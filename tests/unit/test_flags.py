@@ -32,6 +32,7 @@ import pytest
 import yaml
 
 from rec11_book.shared.pages import code_cells
+from rec11_tools import renames
 from rec11_tools.robustness import flags, load, summarize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +69,7 @@ def majority_fingerprints(results: dict[str, dict]) -> dict[str, str]:
 def results():
     found = load(RECORDS)
     assert found, f"no retraining records in {RECORDS}"
+    renames.carry(found, renames.load(RECORDS / "renamed.yml"))  # messages reworded since
     return found
 
 
