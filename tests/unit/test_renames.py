@@ -22,6 +22,9 @@ def test_a_reworded_message_is_found_even_when_it_is_wrapped():
     assert renames.changed_messages(PAGE, new) == {
         "{where}: 'the cloud sits around the origin'": "{where}: 'the whole cloud sits around the origin'"}
     assert renames.changed_messages(PAGE, PAGE) == {}
+    wrapped = PAGE.replace('assert ok, "x.md: \'the five betas\'"',
+                           'assert ok, (\n    "x.md: \'the five betas of the "\n    "sweep\'")')
+    assert renames.changed_messages(PAGE, wrapped) == {"x.md: 'the five betas'": "x.md: 'the five betas of the sweep'"}
 
 
 @pytest.mark.parametrize("edit", [
