@@ -33,10 +33,11 @@ import yaml
 
 from rec11_book.shared.pages import code_cells
 from rec11_tools import renames
-from rec11_tools.robustness import flags, load, summarize
+from rec11_tools.robustness import flags, load, page_fingerprint, summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "robustness"
+MIN_RETRAININGS = 10  # make claims' default: the evidence a new claim is merged with
 FIX = ("tighten the threshold to what its words mean, restate it (robustness/ledger.yml),"
        " or write a reason under `reasons:` in robustness/flags.yml")
 
@@ -73,9 +74,22 @@ def results():
     return found
 
 
+def judged_fingerprints(results: dict[str, dict]) -> dict[str, str]:
+    """Per page, the code whose claims are judged: today's, once at least MIN_RETRAININGS
+    records ran it (as the report judges), else the code most records ran (a page edited and
+    not yet retrained keeps the verdicts of its evidence until the weekly run tops it up)."""
+    chosen = majority_fingerprints(results)
+    for page in chosen:
+        today = page_fingerprint(ROOT, page) if (ROOT / page).is_file() else None
+        ran = sum(1 for r in results.values() if r["pages"].get(page, {}).get("fingerprint") == today)
+        if today and ran >= MIN_RETRAININGS:
+            chosen[page] = today
+    return chosen
+
+
 @pytest.fixture(scope="module")
 def flagged(results):
-    claims = summarize(results, majority_fingerprints(results))
+    claims = summarize(results, judged_fingerprints(results))
     return flags(claims, ROOT)
 
 
@@ -172,9 +186,6 @@ def test_reasons_are_not_empty():
     empty = [m for m, reason in (notes.get("reasons") or {}).items()
              if not isinstance(reason, str) or not reason.strip()]
     assert not empty, "robustness/flags.yml: reasons without text:\n" + "\n".join(f"  {m}" for m in empty)
-
-
-MIN_RETRAININGS = 10  # make claims' default: the evidence a new claim is merged with
 
 
 def test_every_claim_the_pages_make_has_been_retrained(results):
