@@ -571,8 +571,8 @@ def whole_book_line(books: list[dict], fingerprints: dict[str, str] | None) -> s
                  f" above {100 * bound:.0f} % is ruled out at 95 % confidence, whatever the distribution")
     older = sum(1 for r in books if failed_pages(r) and not failed_pages(r, fingerprints))
     if older:
-        line += (f". {older} more failed only on pages whose code has changed since (their claims restated or"
-                 " removed: the ledger below)")
+        line += (f". {older} more failed only on pages whose code has changed since (the claim restated or"
+                 " removed, in the ledger below, or the model or code it checks changed)")
     if stopped:
         line += (f". {len(stopped)} more stopped before their last page, not on a claim (the runner failed:"
                  f" {'; '.join(sorted({r.get('stopped', 'no reason kept') for r in stopped}))}); they are not"
