@@ -31,12 +31,17 @@ RENAMED = ROOT / "robustness" / "renamed.yml"
 MASK = "<message>"
 
 
+def _is_claim(node: ast.AST) -> bool:
+    """A claim(value, op, threshold, message) call."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "claim"
+            and len(node.args) >= 4)
+
+
 def _message_nodes(tree: ast.AST) -> list[ast.AST]:
-    """The message of every claim(value, op, threshold, message) call and assert, in order."""
+    """The message of every claim() call and assert, in order."""
     found = []
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "claim"
-                and len(node.args) >= 4):
+        if _is_claim(node):
             found.append(node.args[3])
         elif isinstance(node, ast.Assert) and node.msg is not None:
             found.append(node.msg)
@@ -58,8 +63,7 @@ def masked(code: str) -> str:
     except (SyntaxError, tokenize.TokenError):
         return code
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "claim"
-                and len(node.args) >= 4):
+        if _is_claim(node):
             node.args[3] = ast.Constant(MASK)
         elif isinstance(node, ast.Assert) and node.msg is not None:
             node.msg = ast.Constant(MASK)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from rec11_book.extensions.facts import prose
+from rec11_book.shared.pages import parse_cells
 from rec11_tools.ledger import claim_calls
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,26 +35,9 @@ LATEX = {r"\to": "->", r"\le": "<=", r"\ge": ">=", r"\times": "x", r"\approx": "
 
 
 def reading_text(page_text: str) -> str:
-    """What a reader reads of a page: its markdown outside code cells, plus each cell's
-    options (captions and alt text live there), not its code."""
-    kept, in_cell, in_options = [], False, False
-    for line in page_text.splitlines():
-        if not in_cell and line.startswith("```{code-cell}"):
-            in_cell, in_options, first = True, False, True
-            continue
-        if in_cell:
-            if line.startswith("```"):
-                in_cell = False
-            elif first and line.strip() == "---":
-                in_options = True
-            elif in_options and line.strip() == "---":
-                in_options = False
-            elif in_options or re.match(r"^:[\w-]+:", line):
-                kept.append(line)
-            first = False
-            continue
-        kept.append(line)
-    return "\n".join(kept)
+    """What a reader reads of a page: its markdown with the code blanked (the facts rule's
+    reading), plus each code cell's options, where captions and alt text live."""
+    return prose(page_text) + "\n" + "\n".join(options for _, options, _ in parse_cells(page_text))
 
 
 def normalise(text: str) -> str:
