@@ -274,11 +274,15 @@ def save_records(results: dict[str, dict], records: Path, fingerprints: dict[str
     history = records / "history"
     kept = set()
     for name, result in results.items():
+        # rewritten every time (a migrated fingerprint); the same record gives the same bytes
+        data = gzip.compress(json.dumps(result, separators=(",", ":")).encode(), mtime=0)
         if ran_current_code(result, fingerprints):
             kept.add(name)
-            # rewritten every time (a migrated fingerprint); the same record gives the same bytes
-            path = records / f"{name}.json.gz"
-            path.write_bytes(gzip.compress(json.dumps(result, separators=(",", ":")).encode(), mtime=0))
+            (records / f"{name}.json.gz").write_bytes(data)
+        elif not (records / f"{name}.json.gz").exists():
+            # a fresh retraining whose pages changed before it was reported: straight to history
+            history.mkdir(exist_ok=True)
+            (history / f"{name}.json.gz").write_bytes(data)
     for path in records.glob("seed*.json.gz"):
         if path.name.removesuffix(".json.gz") not in kept:
             history.mkdir(exist_ok=True)

@@ -1,5 +1,6 @@
 """The claims harness records every assert, held or not, and the matrix tallies them."""
 
+import gzip
 import json
 import re
 import textwrap
@@ -277,10 +278,13 @@ def test_records_are_kept_gzipped_pooled_on_the_next_run_and_moved_to_history_wh
     records = tmp_path / "robustness"
     (records).mkdir()
     (records / "seed2-threads1-native.json.gz").write_bytes(b"")  # an earlier record, now stale
-    kept = robustness.save_records({"seed1-threads1-native": current, "seed2-threads1-native": stale},
-                                   records, {"p.md": "new"})
+    fresh_but_stale = {**stale, "seed": 5}  # ran, then its page changed before the report
+    kept = robustness.save_records({"seed1-threads1-native": current, "seed2-threads1-native": stale,
+                                    "seed5-threads1-native": fresh_but_stale}, records, {"p.md": "new"})
     assert kept == 1 and sorted(p.name for p in records.glob("*.gz")) == ["seed1-threads1-native.json.gz"]
     assert (records / "history" / "seed2-threads1-native.json.gz").exists(), "no record is deleted"
+    kept_fresh = records / "history" / "seed5-threads1-native.json.gz"
+    assert json.loads(gzip.decompress(kept_fresh.read_bytes())) == fresh_but_stale, "nor one never committed"
     work = tmp_path / "work"
     work.mkdir()
     (work / "seed3-threads2-avx2.json").write_text(json.dumps({**current, "seed": 3}))
