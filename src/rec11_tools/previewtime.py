@@ -1,6 +1,6 @@
 """How long ``make preview`` takes from saving a prose edit to the new page on disk.
 
-    python -m rec11_tools.previewtime [--book DIR] [--runs 3]
+    python -m rec11_tools.previewtime [--book DIR] [--runs 3] [--page book/vae.md]
 
 Starts the preview server on a free port (``python -m rec11_book.commands.preview``), waits for
 its first build, then, ``runs`` times: saves a one-word prose edit to a page, and times
@@ -39,12 +39,36 @@ def wait_for(predicate, timeout: float, poll: float = 0.01) -> float:
     return time.perf_counter() - start
 
 
-def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: dict | None = None) -> list[float]:
-    """Seconds from each save to the new HTML on disk."""
-    source = book / PAGE
-    html = book / "_build" / "html" / PAGE.replace(".md", ".html")
+def first_sentence(text: str) -> tuple[str, str]:
+    """(the first line of prose on a page, the same line with ``{word}`` after its first
+    word): outside the front matter, code cells and directives, not a heading or a list."""
+    fence = None
+    lines = text.splitlines()
+    start = lines.index("---", 1) + 1 if lines and lines[0] == "---" else 0
+    for line in lines[start:]:
+        stripped = line.strip()
+        marker = stripped[:3] if stripped[:3] in ("```", ":::") else None
+        if fence:
+            fence = None if stripped.startswith(fence) and not stripped.rstrip("`:").strip() else fence
+            continue
+        if marker:
+            fence = stripped[:len(stripped) - len(stripped.lstrip(marker[0]))]
+            continue
+        if line[:1].isupper() and " " in line:
+            first, rest = line.split(" ", 1)
+            return line, f"{first} {{word}} {rest}"
+    raise ValueError("no line of prose found outside the front matter, code cells and directives")
+
+
+def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: dict | None = None,
+            page: str = PAGE) -> list[float]:
+    """Seconds from each save to the new HTML on disk (``page``: the page edited; by default
+    ``PAGE``, at ``SENTENCE``, else at its first line of prose)."""
+    source = book / page
+    html = book / "_build" / "html" / page.replace(".md", ".html")
     original = source.read_text()
-    assert SENTENCE[0] in original, f"{source}: the benchmark's sentence is gone; update previewtime.SENTENCE"
+    sentence = SENTENCE if page == PAGE else first_sentence(original)
+    assert sentence[0] in original, f"{source}: the benchmark's sentence is gone; update previewtime.SENTENCE"
     port = free_port()
     cmd = command or [sys.executable, "-m", "rec11_book.commands.preview", "--book", str(book), "--port", str(port)]
     log = (open(book / "_build" / "preview-bench.log", "w")  # noqa: SIM115  (the server writes it until the finally)
@@ -56,7 +80,7 @@ def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: di
 
         def up():
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/{PAGE.replace('.md', '.html')}", timeout=1):
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/{page.replace('.md', '.html')}", timeout=1):
                     return True
             except OSError:
                 return False
@@ -65,7 +89,7 @@ def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: di
         time.sleep(1.0)  # let the watcher settle
         for run in range(runs):
             word = f"previewrun{run}"
-            source.write_text(original.replace(SENTENCE[0], SENTENCE[1].format(word=word), 1))
+            source.write_text(original.replace(sentence[0], sentence[1].format(word=word), 1))
             saved = time.perf_counter()
             # wait_for calls its lambda before the loop moves on, so word is this run's
             wait_for(lambda: html.is_file() and word in html.read_text(errors="ignore"), timeout=120)  # noqa: B023
@@ -89,9 +113,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--book", type=Path, default=Path("."))
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--page", default=PAGE, help=f"the page to edit (default {PAGE})")
     args = parser.parse_args(argv)
-    times = measure(args.book.resolve(), args.runs)
-    print(f"preview: save to new HTML on disk: {', '.join(f'{t:.2f}' for t in times)} s; "
+    times = measure(args.book.resolve(), args.runs, page=args.page)
+    print(f"preview: {args.page}, save to new HTML on disk: {', '.join(f'{t:.2f}' for t in times)} s; "
           f"median {statistics.median(times):.2f} s")
     return 0
 

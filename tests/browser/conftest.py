@@ -158,7 +158,7 @@ def _serve(html: Path):
 
 
 @pytest.fixture(scope="session")
-def hub_site(tmp_path_factory, built_book) -> dict:
+def hub_site(request, tmp_path_factory) -> dict:
     """The book built for a JupyterHub (``hub: true``, no token: each reader pastes one).
 
     {html, hub_url}. The hub's port is chosen here, because the build writes its URL into
@@ -174,6 +174,7 @@ def hub_site(tmp_path_factory, built_book) -> dict:
         return {"html": html, "hub_url": config["server"]["url"]}
     from rec11_tools.robustness import commit_seed
 
+    built_book = request.getfixturevalue("built_book")  # only here: a reused hub site needs no book build
     book = book_dir()
     out = tmp_path_factory.mktemp("hub-book")
     # The pages as the session's book ran them (its seed, its execution cache, the same model

@@ -280,3 +280,66 @@ def test_each_page_run_before_the_build_says_why(mini_book):
                       "book/uses_style.md": ["src/rec11/seeds.py changed"]}
     assert run() == {}
     assert json.loads((cache / why.WHY).read_text()) == {}, "a build that ran nothing keeps no older build's reasons"
+
+
+# ------------------------------------------------------------------ the preview's warm rebuilds
+
+PREVIEW_PROBE = """
+import json, sys
+from pathlib import Path
+from rec11_book.commands import preview
+book = Path(sys.argv[1])
+preview.warm_up(book)
+before = set(sys.modules)
+rebuild = preview.Rebuilder(book)
+rebuild()  # the first build, in a forked child
+learned = sorted(set(sys.modules) - before)
+page = book / "book" / "index.md"
+page.write_text(page.read_text().replace("Some prose.", "Some edited prose."))
+rebuild(changed_paths=[page])
+html = (book / "_build" / "html" / "book" / "index.html").read_text()
+print(json.dumps({"learned": learned, "edited": "Some edited prose." in html,
+                  "sphinx_in_parent": "sphinx.application" in sys.modules}))
+"""
+
+
+def test_the_preview_rebuilds_in_a_child_and_keeps_what_it_imported(mini_book):
+    """The preview's parent never builds (each build gets a clean Sphinx, forked), but it
+    imports what the child's build imported, so the next child starts with it loaded; and a
+    prose edit, rebuilt that way, reaches the page."""
+    import json
+    import subprocess
+    import sys
+
+    mini_book.page("index", "# Home\n\nSome prose.\n")
+    mini_book.toc("index")
+    run = subprocess.run([sys.executable, "-c", PREVIEW_PROBE, str(mini_book.path)], check=False,
+                         capture_output=True, text=True, timeout=600, cwd=mini_book.path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    assert found["edited"], "the prose edit did not reach the rebuilt page"
+    assert "sphinx.builders.epub3" in found["learned"], \
+        f"the parent did not import what the build's child imported: {found['learned'][:20]}"
+
+
+def test_compiled_templates_are_kept_and_a_changed_template_is_compiled_again(mini_book):
+    """The theme's templates are compiled once into ``_build/.rec11-templates``; a later
+    build loads them compiled, and a template whose source changed is compiled again
+    (Jinja's bytecode cache checks each entry against its source's hash)."""
+    mini_book.page("index", "# Home\n\nSome prose.\n")
+    mini_book.toc("index")
+    built(mini_book)
+    kept = mini_book.path / "_build" / ".rec11-templates"
+    entries = {p.name: p.stat().st_mtime_ns for p in kept.glob("*.cache")}
+    assert len(entries) >= 10, f"the build kept {len(entries)} compiled templates"
+
+    config = mini_book.path / "_config.yml"
+    config.write_text(config.read_text().replace("  config:\n", "  config:\n    templates_path: [_templates]\n", 1))
+    layout = mini_book.path / "_templates" / "layout.html"
+    layout.parent.mkdir()
+    for words in ("the first footer", "a changed footer"):  # the same file: one cache entry, two sources
+        layout.write_text('{% extends "!layout.html" %}{% block footer %}{{ super() }}<p>' + words
+                          + "</p>{% endblock %}")
+        built(mini_book)
+    html = text(mini_book.path / "_build" / "html" / "book" / "index.html")
+    assert "a changed footer" in html, "a kept compiled template hid the changed one"

@@ -19,7 +19,10 @@ Why it is quick: a rebuild after a prose edit is a fraction of a second of Sphin
 but a fresh ``sphinx-build`` or ``jupyter-book`` process spends seconds importing
 Sphinx, myst-nb, the theme and every extension (sphinx-autobuild starts one per save).
 This server imports all of that once, at start, and runs each rebuild in a child forked
-from itself, so every rebuild starts warm and still gets a clean Sphinx of its own.
+from itself, so every rebuild starts warm and still gets a clean Sphinx of its own. After
+each rebuild it also imports whatever that child had to import (a theme's styles, Sphinx's
+builders: about 200 modules), and compiles the CSS-selector and highlighting patterns a
+build compiles on first use, so the next child starts with them done.
 Reloading the browser is sphinx-autobuild's (its server, file watcher and injected
 script; pinned in requirements.txt), used through ``rec11_book.compat.sphinx_autobuild``.
 """
@@ -27,6 +30,7 @@ script; pinned in requirements.txt), used through ``rec11_book.compat.sphinx_aut
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import multiprocessing
 import os
@@ -64,6 +68,38 @@ def warm_up(book: Path) -> float:
     return time.perf_counter() - start
 
 
+def warm_first_use() -> None:
+    """Do once, here, what each rebuild would otherwise redo on first use: compile the
+    patterns soupsieve (bs4's CSS selectors) and Pygments (the code cells' highlighting)
+    build lazily. Public calls only; the compiled patterns live on in every forked child."""
+    import soupsieve
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import get_lexer_by_name
+
+    soupsieve.compile('div#a.b > p:not(.c) + a[href^="x"] ~ span:nth-child(2n+1), li img[alt]')
+    for language in ("ipython3", "python", "default", "none"):
+        try:
+            highlight("x = [1, 2]  # c\nprint(x)", get_lexer_by_name(language), HtmlFormatter())
+        except Exception:  # noqa: BLE001 - a lexer this Pygments lacks: nothing to warm
+            continue
+
+
+def import_quietly(names: list[str]) -> int:
+    """Import ``names`` (what the last rebuild's child imported); return how many loaded.
+    A name that fails to import is skipped: the next child imports it, as before."""
+    loaded = 0
+    for name in names:
+        if name in sys.modules or name == "__main__":
+            continue
+        try:
+            importlib.import_module(name)
+            loaded += 1
+        except Exception:  # noqa: BLE001 - e.g. a module the blocked imports refuse
+            continue
+    return loaded
+
+
 def code_edits(book: Path, changed: list[Path]) -> bool:
     """Whether a save may ask pages to run again: anything saved outside ``book/`` (the package,
     ``_config.yml``, ``_toc.yml``), or a page whose code reads something other than at its last
@@ -81,10 +117,13 @@ def code_edits(book: Path, changed: list[Path]) -> bool:
                for page in pages if page.is_file() and "{code-cell}" in page.read_text())
 
 
-def rebuild(book: str, ahead: bool = False) -> int:
+def rebuild(book: str, ahead: bool = False, imported=None) -> int:
     """One build, as ``make build`` runs it (without the figure export); in a forked child.
-    ``ahead``: first run the pages the cache lacks side by side, saying why each runs."""
+    ``ahead``: first run the pages the cache lacks side by side, saying why each runs.
+    ``imported``: a pipe's end, sent the names of the modules this build had to import."""
     from jupyter_book.cli.main import main as jupyter_book
+
+    before = set(sys.modules)
 
     start = time.perf_counter()
     if ahead:
@@ -101,6 +140,9 @@ def rebuild(book: str, ahead: bool = False) -> int:
         code = 1
     print(f"preview: rebuilt in {time.perf_counter() - start:.1f} s"
           + ("" if code == 0 else " (with warnings or errors above)"), flush=True)
+    if imported is not None:
+        imported.send(sorted(set(sys.modules) - before))
+        imported.close()
     return code
 
 
@@ -118,9 +160,22 @@ class Rebuilder:
             print(f"preview: changed {names}", flush=True)
         # the first build, and any save that changes what a page's code reads, runs pages ahead
         ahead = not changed_paths or code_edits(Path(self.book), [Path(p) for p in changed_paths])
-        child = self.fork.Process(target=rebuild, args=(self.book, ahead))
+        # the warm modules' objects go to the collector's permanent generation: the child's
+        # collections then skip them, and do not copy every page of memory they sit on
+        gc.collect()
+        gc.freeze()
+        receive, send = self.fork.Pipe(duplex=False)
+        child = self.fork.Process(target=rebuild, args=(self.book, ahead, send))
         child.start()
+        send.close()
+        try:
+            learned = receive.recv()  # the child's imports, sent as it ends
+        except EOFError:
+            learned = []  # it died before sending: nothing learned this time
         child.join()
+        receive.close()
+        # after the build, so the save that started it waits for none of this
+        import_quietly(learned)
 
 
 def main(argv=None) -> int:
@@ -141,6 +196,7 @@ def main(argv=None) -> int:
     import uvicorn
 
     print(f"preview: imported Sphinx and the book's extensions in {warm_up(book):.1f} s", flush=True)
+    warm_first_use()
     rebuilder = Rebuilder(book)
     html = book / "_build" / "html"
     html.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from rec11_book.compat import lacks_attributes, lacks_text, reliance
 
@@ -93,6 +94,39 @@ def filter_rendered_pages(app, name: str, edit) -> None:
 
     filtered.rec11_filters = (*marks, name)
     templates.render = filtered
+
+
+def _probe_templates() -> list[str]:
+    import inspect
+
+    from sphinx.jinja2glue import BuiltinTemplateLoader
+
+    missing = [] if "self.environment = SandboxedEnvironment(loader=self" in inspect.getsource(
+        BuiltinTemplateLoader.init) else ["BuiltinTemplateLoader.init setting self.environment"]
+    if "load" in vars(BuiltinTemplateLoader):
+        missing.append("BuiltinTemplateLoader using jinja2's BaseLoader.load (which reads the bytecode cache)")
+    return missing
+
+
+@reliance(probe=_probe_templates)
+def cache_compiled_templates(app, folder) -> None:
+    """Keep the HTML builder's compiled Jinja templates in ``folder``, so that a build loads
+    the theme's templates compiled instead of compiling them again (about 40 per build).
+
+    Relies on: the HTML builder's ``app.builder.templates`` (its ``BuiltinTemplateLoader``,
+    made in ``init_templates``) keeping its Jinja environment in ``.environment``, and
+    loading templates through Jinja's ``BaseLoader.load``, which consults the environment's
+    ``bytecode_cache`` (keyed by the template's file, checked against its source's hash).
+    Package: sphinx. Checked against: 7.4.7.
+    Public alternative: the ``template_bridge`` setting (a ``TemplateBridge`` subclass
+    with its own environment); not used, since it replaces the bridge for every builder.
+    """
+    from jinja2 import FileSystemBytecodeCache
+
+    environment = getattr(getattr(app.builder, "templates", None), "environment", None)
+    if environment is not None:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        environment.bytecode_cache = FileSystemBytecodeCache(str(folder))
 
 
 def _probe_assets() -> list[str]:
