@@ -343,3 +343,22 @@ def test_compiled_templates_are_kept_and_a_changed_template_is_compiled_again(mi
         built(mini_book)
     html = text(mini_book.path / "_build" / "html" / "book" / "index.html")
     assert "a changed footer" in html, "a kept compiled template hid the changed one"
+
+
+def test_a_prose_edit_runs_nothing_ahead_even_when_the_last_run_was_not_recorded(mini_book):
+    """The quick test compares a page's code with its recorded last run; a page whose outputs
+    came from a run with no record (the build itself ran it) is asked of the cache instead,
+    so a prose edit on it is still a prose edit."""
+    from rec11_book.commands.preview import code_edits
+    from rec11_book.shared import why
+    from rec11_book.shared.execution import cache_path
+
+    page = mini_book.page("index", "# Home\n\nSome prose.\n" + cell("print(6 * 7)"))
+    mini_book.toc("index")
+    built(mini_book)
+    root = mini_book.path
+    why.save(cache_path(root), {}, {})  # as if the build had run it, not the pages-ahead step
+    page.write_text(page.read_text().replace("Some prose.", "Some edited prose."))
+    assert not code_edits(root, [page]), "a prose edit was taken for a code edit"
+    page.write_text(page.read_text().replace("6 * 7", "7 * 6"))
+    assert code_edits(root, [page]), "a code edit the cache has no outputs for was taken for prose"

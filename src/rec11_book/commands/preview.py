@@ -102,8 +102,10 @@ def import_quietly(names: list[str]) -> int:
 
 def code_edits(book: Path, changed: list[Path]) -> bool:
     """Whether a save may ask pages to run again: anything saved outside ``book/`` (the package,
-    ``_config.yml``, ``_toc.yml``), or a page whose code reads something other than at its last
-    run (its cells, the modules they reach, the seed). A prose edit is neither."""
+    ``_config.yml``, ``_toc.yml``), or a page whose code the execution cache has no outputs
+    for. A prose edit is neither. Quick test first: the page's code as it read at its last run
+    (``why``); only where that differs (or was never kept: a page the build itself ran) is the
+    cache asked, as ``preexecute`` asks it."""
     from rec11_book.shared import why
     from rec11_book.shared.execution import book_config, cache_path, course_package
 
@@ -111,10 +113,25 @@ def code_edits(book: Path, changed: list[Path]) -> bool:
     if len(pages) < len(changed):
         return True
     config = book_config(book)
-    last_run = why.load(cache_path(book, book, config))
+    folder = cache_path(book, book, config)
+    last_run = why.load(folder)
     package = course_package(book, config)
-    return any(why.differ(last_run.get(page.relative_to(book).as_posix()), why.page_inputs(book, page, package))
-               for page in pages if page.is_file() and "{code-cell}" in page.read_text())
+    maybe = [page for page in pages if page.is_file() and "{code-cell}" in page.read_text()
+             and why.differ(last_run.get(page.relative_to(book).as_posix()), why.page_inputs(book, page, package))]
+    return any(not cached(book, config, folder, page) for page in maybe)
+
+
+def cached(book: Path, config: dict, folder: Path, page: Path) -> bool:
+    """Whether the execution cache holds outputs for ``page`` as it is now."""
+    from jupyter_cache import get_cache
+
+    from rec11_book.shared.execution import page_notebook, parser_config
+
+    try:
+        get_cache(str(folder)).match_cache_notebook(page_notebook(page, book, config, parser_config(config)))
+    except KeyError:
+        return False
+    return True
 
 
 def rebuild(book: str, ahead: bool = False, imported=None) -> int:
