@@ -360,5 +360,6 @@ def test_a_prose_edit_runs_nothing_ahead_even_when_the_last_run_was_not_recorded
     why.save(cache_path(root), {}, {})  # as if the build had run it, not the pages-ahead step
     page.write_text(page.read_text().replace("Some prose.", "Some edited prose."))
     assert not code_edits(root, [page]), "a prose edit was taken for a code edit"
+    assert "book/index.md" in why.load(cache_path(root)), "the page the cache holds was not recorded as run"
     page.write_text(page.read_text().replace("6 * 7", "7 * 6"))
     assert code_edits(root, [page]), "a code edit the cache has no outputs for was taken for prose"

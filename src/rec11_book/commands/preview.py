@@ -105,7 +105,7 @@ def code_edits(book: Path, changed: list[Path]) -> bool:
     ``_config.yml``, ``_toc.yml``), or a page whose code the execution cache has no outputs
     for. A prose edit is neither. Quick test first: the page's code as it read at its last run
     (``why``); only where that differs (or was never kept: a page the build itself ran) is the
-    cache asked, as ``preexecute`` asks it."""
+    cache asked, as ``preexecute`` asks it, and a page it holds is recorded as run."""
     from rec11_book.shared import why
     from rec11_book.shared.execution import book_config, cache_path, course_package
 
@@ -116,9 +116,16 @@ def code_edits(book: Path, changed: list[Path]) -> bool:
     folder = cache_path(book, book, config)
     last_run = why.load(folder)
     package = course_package(book, config)
-    maybe = [page for page in pages if page.is_file() and "{code-cell}" in page.read_text()
-             and why.differ(last_run.get(page.relative_to(book).as_posix()), why.page_inputs(book, page, package))]
-    return any(not cached(book, config, folder, page) for page in maybe)
+    for page in pages:
+        if not page.is_file() or "{code-cell}" not in page.read_text():
+            continue
+        name, inputs = page.relative_to(book).as_posix(), why.page_inputs(book, page, package)
+        if not why.differ(last_run.get(name), inputs):
+            continue
+        if not cached(book, config, folder, page):
+            return True
+        why.remember(folder, name, inputs)  # the cache's outputs are of this code: the next save is quick
+    return False
 
 
 def cached(book: Path, config: dict, folder: Path, page: Path) -> bool:

@@ -111,6 +111,13 @@ def load(folder: Path) -> dict:
         return {}
 
 
+def remember(folder: Path, page: str, inputs: dict) -> None:
+    """Keep ``inputs`` as ``page``'s last run, the other pages' and the last build's reasons
+    as they were: for a page whose outputs in the cache came from a run with no record."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / INPUTS).write_text(json.dumps({**load(folder), page: inputs}, indent=1, sort_keys=True) + "\n")
+
+
 def save(folder: Path, inputs: dict, why: dict[str, list[str]]) -> None:
     """Keep the pages' inputs and this build's reasons beside the execution cache."""
     folder.mkdir(parents=True, exist_ok=True)
