@@ -290,6 +290,7 @@ from pathlib import Path
 from rec11_book.commands import preview
 book = Path(sys.argv[1])
 preview.warm_up(book)
+preview.warm_first_use()
 before = set(sys.modules)
 rebuild = preview.Rebuilder(book)
 rebuild()  # the first build, in a forked child
