@@ -364,3 +364,22 @@ def test_a_prose_edit_runs_nothing_ahead_even_when_the_last_run_was_not_recorded
     assert "book/index.md" in why.load(cache_path(root)), "the page the cache holds was not recorded as run"
     page.write_text(page.read_text().replace("6 * 7", "7 * 6"))
     assert code_edits(root, [page]), "a code edit the cache has no outputs for was taken for prose"
+
+
+def test_the_preview_leaves_the_books_own_modules_to_each_rebuild():
+    """What an instructor edits while the preview runs (the course package, the build's code)
+    is never imported into the preview's long-lived process by the learned imports."""
+    import sys
+
+    from rec11_book.commands.preview import import_quietly
+
+    names = ["rec11.notes", "rec11_book.commands.handout", "json.tool", "no_such_module_anywhere"]
+    held = {name: sys.modules.pop(name, None) for name in names[:3]}
+    try:
+        assert import_quietly(names) == 1
+        assert "json.tool" in sys.modules
+        assert "rec11.notes" not in sys.modules and "rec11_book.commands.handout" not in sys.modules
+    finally:
+        for name, module in held.items():
+            if module is not None:
+                sys.modules[name] = module

@@ -87,10 +87,12 @@ def warm_first_use() -> None:
 
 def import_quietly(names: list[str]) -> int:
     """Import ``names`` (what the last rebuild's child imported); return how many loaded.
-    A name that fails to import is skipped: the next child imports it, as before."""
+    A name that fails to import is skipped: the next child imports it, as before. The book's
+    own code (``rec11``, ``rec11_book``) is left to each child: it is what an instructor edits
+    while the preview runs, and a module imported here would stay as it was at that moment."""
     loaded = 0
     for name in names:
-        if name in sys.modules or name == "__main__":
+        if name in sys.modules or name == "__main__" or name.split(".")[0] in ("rec11", "rec11_book"):
             continue
         try:
             importlib.import_module(name)
