@@ -61,6 +61,17 @@ def quiet_kernels():
                     print(line, file=sys.stderr)
 
 
+def uncached(cache, page: Path, root: Path, config: dict, md_config):
+    """The notebook the execution cache keys ``page`` on (fingerprint included), if the cache
+    has no outputs for it; None if it has."""
+    nb = page_notebook(page, root, config, md_config)
+    try:
+        cache.match_cache_notebook(nb)
+    except KeyError:
+        return nb
+    return None
+
+
 def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]:
     """Execute and cache every page the cache lacks; returns {"ran", "failed", "cached"}."""
     from jupyter_cache import get_cache
@@ -79,11 +90,10 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
     for page in pages:
         if not page.is_file() or "{code-cell}" not in page.read_text():
             continue
-        nb = page_notebook(page, root, config, md_config)
-        try:
-            cache.match_cache_notebook(nb)
+        nb = uncached(cache, page, root, config, md_config)
+        if nb is None:
             cached.append(page)
-        except KeyError:
+        else:
             todo.append((page, nb))
     # the longest first, so that the last page to finish is a short one
     todo.sort(key=lambda item: -len(item[0].read_text()))

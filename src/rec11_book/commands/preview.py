@@ -76,12 +76,13 @@ def warm_first_use() -> None:
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
 
     soupsieve.compile('div#a.b > p:not(.c) + a[href^="x"] ~ span:nth-child(2n+1), li img[alt]')
-    for language in ("ipython3", "python", "default", "none"):
+    for language in ("ipython3", "python", "text"):  # the code cells', the package's, the outputs'
         try:
             highlight("x = [1, 2]  # c\nprint(x)", get_lexer_by_name(language), HtmlFormatter())
-        except Exception:  # noqa: BLE001 - a lexer this Pygments lacks: nothing to warm
+        except ClassNotFound:  # a lexer this environment lacks: nothing to warm
             continue
 
 
@@ -108,8 +109,11 @@ def code_edits(book: Path, changed: list[Path]) -> bool:
     for. A prose edit is neither. Quick test first: the page's code as it read at its last run
     (``why``); only where that differs (or was never kept: a page the build itself ran) is the
     cache asked, as ``preexecute`` asks it, and a page it holds is recorded as run."""
+    from jupyter_cache import get_cache
+
+    from rec11_book.commands.preexecute import uncached
     from rec11_book.shared import why
-    from rec11_book.shared.execution import book_config, cache_path, course_package
+    from rec11_book.shared.execution import book_config, cache_path, course_package, parser_config
 
     pages = [Path(p) for p in changed if Path(p).suffix == ".md" and Path(p).is_relative_to(book / "book")]
     if len(pages) < len(changed):
@@ -124,23 +128,10 @@ def code_edits(book: Path, changed: list[Path]) -> bool:
         name, inputs = page.relative_to(book).as_posix(), why.page_inputs(book, page, package)
         if not why.differ(last_run.get(name), inputs):
             continue
-        if not cached(book, config, folder, page):
+        if uncached(get_cache(str(folder)), page, book, config, parser_config(config)) is not None:
             return True
         why.remember(folder, name, inputs)  # the cache's outputs are of this code: the next save is quick
     return False
-
-
-def cached(book: Path, config: dict, folder: Path, page: Path) -> bool:
-    """Whether the execution cache holds outputs for ``page`` as it is now."""
-    from jupyter_cache import get_cache
-
-    from rec11_book.shared.execution import page_notebook, parser_config
-
-    try:
-        get_cache(str(folder)).match_cache_notebook(page_notebook(page, book, config, parser_config(config)))
-    except KeyError:
-        return False
-    return True
 
 
 def rebuild(book: str, ahead: bool = False, imported=None) -> int:

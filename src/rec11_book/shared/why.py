@@ -114,12 +114,15 @@ def load(folder: Path) -> dict:
 def remember(folder: Path, page: str, inputs: dict) -> None:
     """Keep ``inputs`` as ``page``'s last run, the other pages' and the last build's reasons
     as they were: for a page whose outputs in the cache came from a run with no record."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / INPUTS).write_text(json.dumps({**load(folder), page: inputs}, indent=1, sort_keys=True) + "\n")
+    _write(folder / INPUTS, {**load(folder), page: inputs})
 
 
 def save(folder: Path, inputs: dict, why: dict[str, list[str]]) -> None:
     """Keep the pages' inputs and this build's reasons beside the execution cache."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / INPUTS).write_text(json.dumps(inputs, indent=1, sort_keys=True) + "\n")
-    (folder / WHY).write_text(json.dumps(why, indent=1, sort_keys=True) + "\n")
+    _write(folder / INPUTS, inputs)
+    _write(folder / WHY, why)
+
+
+def _write(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
