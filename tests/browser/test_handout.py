@@ -23,7 +23,7 @@ from test_print import UI_TEXT
 
 from rec11 import notes
 from rec11.chapter import load_substitutions, toc_pages
-from rec11_book.commands.handout import misnumbered_sheets
+from rec11_book.commands.handout import compose, misnumbered_sheets
 from rec11_book.shared.pages import for_instructors, front_matter, instructor_name
 
 # one worker of make test's two prints the PDFs once, and its tests read them
@@ -145,6 +145,18 @@ def test_the_student_handout_has_typeset_math_and_no_web_controls_or_instructor_
     assert not shown, f"the handout shows web controls or instructor notes: {shown}"
     plan = title(handout["html"], "book/instructor")
     assert flat(plan) not in flat(text), f"the student handout has the {plan!r} page"
+
+
+@pytest.mark.parametrize("instructor", [False, True], ids=["student", "instructor"])
+def test_every_formula_in_the_handout_draws_its_glyphs(built_site, instructor):
+    """Each page's article goes into one document with its ids prefixed; a formula's glyphs
+    are drawn by id, so a glyph prefixed and its use not would print the formula blank."""
+    html = built_site["html"]
+    page, _ = compose(book_dir(), html, html.parents[1] / "figures", instructor)
+    formulas = re.findall(r"<mjx-container\b.*?</mjx-container>", page, re.S)
+    ids = set(re.findall(r'\bid="([^"]+)"', page))
+    blank = [f for f in formulas if not set(re.findall(r'href="#([^"]+)"', f)) <= ids]
+    assert formulas and not blank, f"{len(blank)} of {len(formulas)} formulas draw glyphs defined nowhere"
 
 
 def test_shown_code_is_whole_and_hidden_code_is_left_out(handout):

@@ -25,6 +25,12 @@ NOTES = notes.collect(book_dir())
 MARKUP = "code, em, strong, span.math, div.math"
 GLYPH_ID = re.compile(r"MJX-\d+-")
 
+
+def drawn(tag) -> str:
+    """Markup as drawn. Math is typeset SVG (rec11_book.extensions.mathsvg): a page keeps one set
+    of glyphs for its formulas, the deck gives each formula its own, numbered; both left out."""
+    return GLYPH_ID.sub("MJX-", re.sub(r"<defs>.*?</defs>", "", str(tag), flags=re.S))
+
 # Every element of the current slide (speaker notes aside) inside the slide's box,
 # in the deck's own 1280×720 units; code and tables do not scroll sideways; no text
 # or image under reveal's arrows or slide number.
@@ -111,11 +117,13 @@ def test_every_slide_has_content_and_its_note_with_markup_and_minutes(deck_soup,
         boxes = [b for b in page_soup(html_root, note.page).select("div.instructor-note")
                  if b.p.get_text().endswith(f"· {note.slide}")]
         assert len(boxes) == 1, note.slide
-        # (math is typeset SVG whose glyph ids are numbered per document: rec11_book.extensions.mathsvg)
-        on_page = [GLYPH_ID.sub("MJX-n-", str(t)) for t in boxes[0].select(MARKUP)]
-        in_deck = [GLYPH_ID.sub("MJX-n-", str(t)) for t in aside.select(MARKUP)
-                   if not t.find_parent(class_="rec11-minutes")]
+        on_page = [drawn(t) for t in boxes[0].select(MARKUP)]
+        in_deck = [drawn(t) for t in aside.select(MARKUP) if not t.find_parent(class_="rec11-minutes")]
         assert in_deck == on_page, note.slide
+        for formula in aside.select("mjx-container"):  # the speaker view copies a note on its own
+            carried = {path["id"] for path in formula.select("defs path")}
+            uses = {use["xlink:href"].lstrip("#") for use in formula.select("use")}
+            assert uses <= carried, f"{note.slide}: a formula in the note draws glyphs it does not carry"
     kinds = {t.name for t in deck_soup.select("aside.notes code, aside.notes em, aside.notes span.math")}
     assert kinds == {"code", "em", "span"}, "some note should carry code, emphasis and math"
 

@@ -39,6 +39,9 @@ def test_math_is_svg_with_assistive_mathml_and_no_engine(mini_book):
     assert "rec11-math.css" in html
     ids = re.findall(r'\bid="(MJX-[^"]+)"', html)
     assert ids and len(ids) == len(set(ids)), "glyph ids repeat on the page"
+    # one set of glyphs for the page's formulas, not one per formula, and it has each they draw
+    assert html.count('<svg class="rec11-glyphs"') == 1 and html.count("<defs>") == 1
+    assert set(re.findall(r'href="#(MJX-[^"]+)"', html)) == set(ids)
 
 
 def test_bad_tex_fails_the_build_naming_page_line_and_tex(mini_book):

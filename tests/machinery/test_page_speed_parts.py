@@ -1,12 +1,16 @@
-"""The page-speed parts that need no build: PNG optimisation, <img> attributes, trimmed pages."""
+"""The page-speed parts that need no build: PNG optimisation, <img> attributes, trimmed pages, math glyphs."""
 
 import io
+import re
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
 from rec11_book.extensions.images import add_attributes, optimise_png
 from rec11_book.extensions.trim import trim_html
-from rec11_book.shared.pages import unique_ids
+from rec11_book.shared.pages import GlyphError, own_glyphs, share_glyphs, unique_ids
 
 
 def png(image) -> bytes:
@@ -69,3 +73,84 @@ def test_glyph_ids_are_numbered_over_the_document():
     out = unique_ids(one + one.replace("@@", "5"))
     assert out.count('id="MJX-1-TEX-I-1"') == 1 and out.count('id="MJX-2-TEX-I-1"') == 1
     assert 'href="#MJX-1-TEX-I-1"' in out and 'href="#MJX-2-TEX-I-1"' in out
+
+
+# --- one set of glyphs per page, one per formula in the deck -----------------------------------
+
+SHAPES = {"TEX-I-1D465": "M1 1L2 2Z", "TEX-N-3D": "M3 3L4 4Z", "TEX-S3-28": "M5 5Q6 6 7 7Z", "TEX-LO-2211": "M8 8Z"}
+
+
+def formula(*names: str, n: str = "@@") -> str:
+    """A formula as MathJax's SVG output writes it: its own glyphs in <defs>, drawn by <use>."""
+    defs = "".join(f'<path id="MJX-{n}-{name}" d="{SHAPES[name]}"></path>' for name in dict.fromkeys(names))
+    uses = "".join(f'<use data-c="1" xlink:href="#MJX-{n}-{name}"></use>' for name in names)
+    defs = f"<defs>{defs}</defs>" if defs else ""  # MathJax writes none for a formula without glyphs
+    return (f'<mjx-container class="MathJax" jax="SVG"><svg viewBox="0 0 9 9" aria-hidden="true">{defs}'
+            f'<g>{uses}</g></svg><mjx-assistive-mml><math></math></mjx-assistive-mml></mjx-container>')
+
+
+def resorted(html: str) -> str:
+    """HTML as bs4 writes it back (the theme's "On this page", the handout): attributes sorted."""
+    html = re.sub(r'<svg class="([^"]+)" aria-hidden="true"', r'<svg aria-hidden="true" class="\1"', html)
+    return re.sub(r'<path id="([^"]+)" d="([^"]*)">', r'<path d="\2" id="\1">', html)
+
+
+def page(*formulas: str) -> str:
+    return (f"<html><body><nav>{resorted(formulas[0])}</nav><article><p>{''.join(formulas)}</p></article>"
+            "</body></html>")
+
+
+def defined(html: str) -> list[str]:
+    return re.findall(r'<path id="([^"]+)"', html)
+
+
+def drawn(html: str) -> set[str]:
+    return set(re.findall(r'href="#([^"]+)"', html))
+
+
+glyph_lists = st.lists(st.lists(st.sampled_from(sorted(SHAPES)), max_size=5), min_size=1, max_size=6)
+
+
+@given(glyph_lists)
+def test_a_page_draws_every_glyph_from_one_set(formulas):
+    shared = share_glyphs(page(*(formula(*names) for names in formulas)))
+    used = {name for names in formulas for name in names}
+    assert shared.count("<defs>") == (1 if used else 0) and "MJX-@@" not in shared
+    assert sorted(defined(shared)) == sorted(f"MJX-{name}" for name in used)  # each glyph once
+    assert drawn(shared) == {f"MJX-{name}" for name in used}
+    if used:  # at the end of the article, hidden from screen readers
+        assert re.search(r'<svg class="rec11-glyphs" aria-hidden="true"[^>]*><defs>.*</defs></svg></article>', shared)
+    assert share_glyphs(shared) == shared
+
+
+@given(glyph_lists, glyph_lists)
+def test_pages_put_into_one_document_share_one_set(first, second):
+    one = share_glyphs(page(*(formula(*names) for names in first)))
+    two = resorted(share_glyphs(page(*(formula(*names) for names in second))))  # read and written by bs4
+    both = share_glyphs(one.replace("</body></html>", "") + two.replace("<html><body>", ""))
+    used = {name for names in first + second for name in names}
+    assert sorted(defined(both)) == sorted(f"MJX-{name}" for name in used)  # one set: each glyph once
+    assert drawn(both) <= set(defined(both)) and both.count("rec11-glyphs") == (1 if used else 0)
+
+
+@given(glyph_lists)
+def test_the_deck_gives_each_formula_its_own_glyphs_again(formulas):
+    deck = own_glyphs(share_glyphs(page(*(formula(*names) for names in formulas))))
+    containers = re.findall(r"<mjx-container\b.*?</mjx-container>", deck, re.S)
+    assert len(containers) == len(formulas) + 1  # the first is also in the <nav>
+    for container, names in zip(containers[1:], formulas):
+        assert drawn(container) == set(defined(container))  # it draws only what it carries
+        assert {re.sub(r"^MJX-\d+-", "", d) for d in defined(container)} == set(names)
+    ids = defined(deck)
+    assert len(ids) == len(set(ids)) and "rec11-glyphs" not in deck
+
+
+def test_a_glyph_defined_two_ways_or_not_at_all_is_an_error():
+    other = formula("TEX-N-3D", n="7").replace(SHAPES["TEX-N-3D"], "M0 0Z")
+    with pytest.raises(GlyphError, match="TEX-N-3D has two shapes"):
+        share_glyphs(page(formula("TEX-N-3D"), other))
+    orphan = re.sub(r'<svg class="rec11-glyphs".*?</svg>', "", share_glyphs(page(formula("TEX-I-1D465"))))
+    with pytest.raises(GlyphError, match="TEX-I-1D465"):
+        share_glyphs(orphan)
+    with pytest.raises(GlyphError, match="TEX-I-1D465"):
+        own_glyphs(orphan)

@@ -59,7 +59,7 @@ import yaml
 from rec11.chapter import load_substitutions, toc_chapters
 from rec11_book.compat.myst_nb import cell_selector
 from rec11_book.compat.theme import article as theme_article
-from rec11_book.shared.pages import FAILED_PAGES, for_instructors, front_matter, instructor_name, unique_ids
+from rec11_book.shared.pages import FAILED_PAGES, for_instructors, front_matter, instructor_name, share_glyphs
 
 CHROMIUM = os.environ.get("REC11_CHROMIUM", "/usr/bin/chromium")  # Debian's; no Playwright download
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -162,7 +162,8 @@ def page_article(html: Path, figures: Path, entry: Entry, anchors: dict[str, str
         node["src"] = urljoin(here, node["src"])
     prefix = entry.anchor + "--"
     for node in article.select("[id]"):
-        node["id"] = prefix + node["id"]
+        if not node["id"].startswith("MJX-"):  # a math glyph's id is the font's, shared by every page
+            node["id"] = prefix + node["id"]
     for link in article.select("a[href]"):
         url = urljoin(here, link["href"])
         if not url.startswith(SITE):
@@ -228,7 +229,7 @@ def compose(book: Path, html: Path, figures: Path, instructor: bool) -> tuple[st
              f'<h2 id="handout-contents">Contents</h2>{contents(titled)}</nav></section>')
     page = (f'<!DOCTYPE html><html lang="en" data-theme="light"><head><meta charset="utf-8">'
             f'<title>{title}</title>{head}</head><body><main>{cover}{"".join(articles)}</main></body></html>')
-    page = unique_ids(page)  # formulas from many pages in one document (math typeset at build time)
+    page = share_glyphs(page)  # many pages' glyphs, one set (math typeset at build time)
     page = re.sub(r'\sloading="lazy"', "", page)  # print every figure, not only those scrolled to
     return page, titled
 
@@ -337,6 +338,11 @@ def load(browser, page_html: str, html: Path, figures: Path):
                        ".map(m => m.textContent.slice(0, 60))")
     if raw:
         raise HandoutError(f"math left untypeset: {raw[:5]}")
+    blank = tab.evaluate("[...document.querySelectorAll('mjx-container')].filter(m => [...m.querySelectorAll('use')]"
+                         ".some(u => !document.getElementById((u.getAttribute('xlink:href') || '').slice(1))))"
+                         ".map(m => m.textContent.slice(0, 60))")
+    if blank:
+        raise HandoutError(f"formulas that would print blank (a glyph they draw is defined nowhere): {blank[:5]}")
     return tab
 
 

@@ -9,8 +9,10 @@ environment, so a prose edit that adds no formula starts no Node at all.
 What a page gets, for each formula, in the same ``span.math`` / ``div.math`` Sphinx's
 MathJax extension writes:
 
-* an SVG (``aria-hidden``; each formula carries its own glyphs, so it also survives being
-  copied into the slide deck's speaker view), sized in ``ex`` so nothing reflows;
+* an SVG (``aria-hidden``), sized in ``ex`` so nothing reflows. MathJax gives each formula
+  its own glyphs; the page keeps one set of them for all its formulas
+  (``rec11_book.shared.pages.share_glyphs``), and the slide deck, whose speaker view copies
+  formulas one by one, gives each its own again (``own_glyphs``);
 * MathJax's **assistive MathML**: a visually hidden ``<math>`` element, which screen
   readers read (as MathJax in the browser would give them);
 * ``_static/rec11-math.css``, MathJax's own stylesheet for its SVG output (about 1 kB),
@@ -44,7 +46,7 @@ from sphinx.util.math import get_node_equation_number
 
 from rec11_book.compat.book_theme import live_code_on
 from rec11_book.shared.files import find_package, package_version
-from rec11_book.shared.pages import filter_pages, keep_per_page, line_of, unique_ids
+from rec11_book.shared.pages import filter_pages, keep_per_page, line_of, share_glyphs
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +168,7 @@ def rendered(self, node: nodes.Node) -> str:
     html = self.builder.env.rec11_math_svg.get(key(tex, display))
     if html is None:  # only a formula that failed (already a warning) gets here
         return f"<code>{self.encode(tex)}</code>"
-    return html  # ids are numbered when the whole page is written (unique_ids)
+    return html  # its glyphs join the page's one set when the whole page is written (share_glyphs)
 
 
 def visit_math(self, node: nodes.math) -> None:
@@ -186,11 +188,12 @@ def visit_displaymath(self, node: nodes.math_block) -> None:
     raise nodes.SkipNode
 
 
-def number_ids_in_pages(app: Sphinx) -> None:
-    """Filter every page the HTML builder renders through ``unique_ids``."""
+def share_glyphs_in_pages(app: Sphinx) -> None:
+    """Filter every page the HTML builder renders through ``share_glyphs``: one set of glyphs
+    per page, not one per formula."""
     if getattr(app.builder, "math_renderer_name", None) != NAME:
         return
-    filter_pages(app, "math ids", lambda html, context: unique_ids(html) if PLACEHOLDER in html else html)
+    filter_pages(app, "math glyphs", lambda html, context: share_glyphs(html) if PLACEHOLDER in html else html)
 
 
 def page_assets(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
@@ -219,10 +222,10 @@ def setup(app: Sphinx) -> dict:
     app.add_html_math_renderer(NAME, (visit_math, None), (visit_displaymath, None))
     keep_per_page(app, "rec11_math")  # docname -> [(key, line)]
     app.connect("builder-inited", init_env)
-    app.connect("builder-inited", number_ids_in_pages)
+    app.connect("builder-inited", share_glyphs_in_pages)
     app.connect("doctree-read", collect)
     app.connect("env-merge-info", merge_info)
     app.connect("env-updated", typeset_new)
     app.connect("html-page-context", page_assets, priority=900)
     app.connect("build-finished", write_css)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

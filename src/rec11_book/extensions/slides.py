@@ -29,9 +29,10 @@ and its ``revealjs-notes`` flattens the notes' markup; it also makes one deck pe
 
 reveal.js comes from ``node_modules`` (exact version in ``package.json``), found as
 ``rec11_book.extensions.assets`` finds Thebe and MathJax, and copied into
-``_static/revealjs``. The deck loads no MathJax: its math is already SVG, which
-survives being copied into reveal's speaker view, and its glyph ids are numbered
-over the whole deck (``rec11_book.shared.pages.unique_ids``).
+``_static/revealjs``. The deck loads no MathJax: its math is already SVG. A page keeps
+one set of glyphs for all its formulas; in the deck each formula carries its own again,
+so that it survives being copied into reveal's speaker view, with its glyph ids numbered
+over the whole deck (``rec11_book.shared.pages.own_glyphs``).
 
 Each core page with slides gets a small link to its first slide under its title,
 and ``{agenda}`` with ``:slides:`` (``rec11_book.extensions.reading``) links every slide.
@@ -66,10 +67,11 @@ from rec11_book.shared.pages import (
     build_failed,
     deck_uri,
     digest,
+    glyph_sets,
     line_of,
+    own_glyphs,
     slide_id,
     slides_of,
-    unique_ids,
 )
 from rec11_book.shared.pages import SLIDE_MARK as MARK
 
@@ -190,7 +192,8 @@ def _clean(element, page: str):
     """A copy fit for the deck: no ids (they would repeat), no ¶ anchors, no figure numbers.
 
     The glyphs of a typeset formula keep theirs (its SVG draws them by id); the deck
-    numbers them anew once it is whole (rec11_book.shared.pages.unique_ids)."""
+    gives each formula its glyphs and numbers them once it is whole
+    (rec11_book.shared.pages.own_glyphs)."""
     element = copy.copy(element)
     # an explorable figure is its default frame on a slide, as in print
     for junk in element.select("a.headerlink, .caption-number, .rec11-explore-control, "
@@ -309,7 +312,7 @@ CODE = (Path(__file__).read_bytes(), metadata.version("beautifulsoup4"))
 def compose(srcdir: Path, outdir: Path, env, title: str, memo: Memo | None = None) -> list[dict]:
     """Read the written pages in toc order and write the deck; return its slides. A page whose
     HTML and notes are as at the last build gives the slides it gave then (``memo``, per page)."""
-    slides = []
+    slides, glyphs = [], []
     for page in toc_pages(srcdir):
         notes = env.rec11_notes.get(page, [])
         written = outdir / f"{page}.html"
@@ -319,10 +322,12 @@ def compose(srcdir: Path, outdir: Path, env, title: str, memo: Memo | None = Non
         inputs = digest(page, tuple(notes), text, *CODE)
         kept = memo.unchanged(page, inputs) if memo else None
         if kept is None:
-            kept = {"slides": [rendered(s) for s in page_slides(page, text, notes)]}
+            kept = {"slides": [rendered(s) for s in page_slides(page, text, notes)],
+                    "glyphs": "".join(glyph_sets(text))}  # what the page's formulas draw
             if memo:
                 memo.record(page, inputs, [], kept)
         slides += kept["slides"]
+        glyphs.append(kept["glyphs"])
     parts = []
     for index, slide in enumerate(slides):
         parts.append(_main_slide(slide, index == 0))
@@ -331,7 +336,8 @@ def compose(srcdir: Path, outdir: Path, env, title: str, memo: Memo | None = Non
     config = json.dumps({"width": WIDTH, "height": HEIGHT})
     deck = outdir / DECK
     deck.parent.mkdir(parents=True, exist_ok=True)
-    deck.write_text(unique_ids(PAGE.format(title=html.escape(title), slides="\n".join(parts), config=config)))
+    deck.write_text(own_glyphs(PAGE.format(title=html.escape(title), slides="\n".join(parts + glyphs),
+                                           config=config)))
     return slides
 
 

@@ -13,8 +13,10 @@
   environment, so that an incremental build re-reads only the changed pages:
   :func:`keep_per_page` sets up that record once for all of them.
 * **Passes over rendered HTML.** :func:`filter_pages` hooks a pass into every page the
-  HTML builder renders (the trim, the math ids); :func:`unique_ids` numbers the math
-  glyph ids of a whole document (a page, the deck, the handout).
+  HTML builder renders (the trim, the math glyphs). A typeset formula draws its glyphs
+  by id: :func:`share_glyphs` gives a whole document (a page, the handout) one set of
+  them; :func:`own_glyphs` gives each formula its own again (the deck, whose speaker
+  view copies formulas one by one); :func:`unique_ids` numbers formula-owned glyphs.
 
 Modules import from here, never from each other's internals.
 """
@@ -297,3 +299,88 @@ def unique_ids(html: str) -> str:
         return _ANY_PREFIX.sub(f"MJX-{count}-", match.group(0))
 
     return _CONTAINER.sub(number, html)
+
+
+GLYPHS = "rec11-glyphs"  # the class of a document's one set of shared glyphs
+# a glyph's <path>, its attributes in MathJax's order or in another (the theme re-serialises
+# the headings it copies into "On this page", sorting them)
+_ID = r'id="MJX-(?:@@-|\d+-)?(TEX-[^"]+)"'
+_GLYPH = re.compile(rf'<path (?:{_ID} d="([^"]*)"|d="([^"]*)" {_ID})\s*(?:/>|></path>)')
+_OWN_DEFS = re.compile(r'<defs>(?:<path [^>]*\bid="MJX-[^>]*>(?:</path>)?)*</defs>')
+_OWN_REF = re.compile(r'(href)="#MJX-(?:@@|\d+)-(TEX-)')
+_SHARED_REF = re.compile(r'(href)="#MJX-(TEX-[^"]+)"')
+_BLOCK = re.compile(rf'<svg\b[^>]*\bclass="{GLYPHS}"[^>]*><defs>.*?</defs></svg>', re.S)
+
+
+class GlyphError(ValueError):
+    """A document's glyphs do not add up: one defined two ways, or one drawn but defined nowhere."""
+
+
+def _glyphs(html: str) -> dict[str, str]:
+    """Every glyph a document defines, by MathJax's name for it (``TEX-I-1D465``: font and
+    character), whether a formula owns it or the document shares it."""
+    found: dict[str, str] = {}
+    for name, path, other_path, other_name in _GLYPH.findall(html):
+        name, path = name or other_name, path or other_path
+        if found.setdefault(name, path) != path:
+            raise GlyphError(f"MathJax glyph {name} has two shapes in one document; typeset the book's math "
+                             "with one MathJax (package.json pins it) and build again")
+    return found
+
+
+def share_glyphs(html: str) -> str:
+    """One set of glyphs for a whole document, instead of one per formula.
+
+    MathJax's SVG output (``fontCache: local``) gives every formula its own ``<defs>``;
+    a page with a hundred formulas repeats the same few dozen glyphs hundreds of times
+    (250 kB of the exercises page). Here every formula draws from one hidden ``<svg>`` at
+    the end of the document's ``<article>`` (or ``<body>``), as MathJax's own
+    ``fontCache: global`` does in a browser. Each glyph's id is its font and character, so
+    the sets of several pages merge into one (the handout), and sharing twice changes nothing.
+    """
+    glyphs = _glyphs(html)
+    if not glyphs and not _SHARED_REF.search(html):
+        return html  # no math
+    html = _BLOCK.sub("", html)
+    html = _CONTAINER.sub(lambda m: _OWN_REF.sub(r'\1="#MJX-\2', _OWN_DEFS.sub("", m.group(0))), html)
+    missing = {name for _, name in _SHARED_REF.findall(html)} - set(glyphs)
+    if missing:
+        raise GlyphError(f"formulas draw glyphs no set in the document defines ({', '.join(sorted(missing))}): "
+                         "a document made from pages must keep each page's svg.rec11-glyphs")
+    paths = "".join(f'<path id="MJX-{name}" d="{path}"></path>' for name, path in glyphs.items())
+    block = (f'<svg class="{GLYPHS}" aria-hidden="true" focusable="false" style="display: none">'
+             f"<defs>{paths}</defs></svg>")
+    for end in ("</article>", "</body>"):
+        at = html.rfind(end)
+        if at >= 0:
+            return html[:at] + block + html[at:]
+    return html + block
+
+
+def glyph_sets(html: str) -> list[str]:
+    """The shared glyph sets in ``html`` (one per page it holds), for a document that takes
+    formulas from it to carry along."""
+    return _BLOCK.findall(html)
+
+
+def own_glyphs(html: str) -> str:
+    """Undo :func:`share_glyphs`: each formula carries the glyphs it draws, numbered over the
+    document (:func:`unique_ids`). For a document whose formulas are copied out one by one
+    (reveal.js's speaker view copies a slide's notes into another window)."""
+    glyphs = _glyphs(html)
+    html = _BLOCK.sub("", html)
+
+    def own(match):
+        formula = match.group(0)
+        names = dict.fromkeys(name for _, name in _SHARED_REF.findall(formula))
+        if not names:  # it owns its glyphs already, or draws none
+            return formula
+        missing = set(names) - set(glyphs)
+        if missing:
+            raise GlyphError(f"a formula draws glyphs no set in the document defines ({', '.join(sorted(missing))})")
+        defs = "".join(f'<path id="MJX-@@-{name}" d="{glyphs[name]}"></path>' for name in names)
+        formula = _SHARED_REF.sub(r'\1="#MJX-@@-\2"', formula)
+        return re.sub(r"<svg\b[^>]*>", lambda svg: f"{svg.group(0)}<defs>{defs}</defs>", formula, count=1)
+
+    return unique_ids(_CONTAINER.sub(own, html))
+
