@@ -403,17 +403,46 @@ def fitted_pass_chance(claims: list[Claim], root: Path) -> dict:
     known = [simulable.rate(c.page, c.message, root) for c in measured]  # where draws alone decide
     same = same_quantity(measured)
     values = pooled(measured, same)
+    together, implied = with_implied(measured, same, root)
     edge = tails.edge_check([(c.values, c.worst["op"], c.decades) for c, k in zip(measured, known)
                              if not k and not c.failures])
     out = tails.book_pass([(v, c.worst["threshold"], c.worst["op"], c.decades, k and k[2])
-                           for c, v, k in zip(measured, values, known)], same,
+                           for c, v, k in zip(measured, values, known)], together,
                           counted=[(c.failures, c.runs) for c in claims if c not in measured and c.runs],
                           calibration=edge)
     out["edge"] = edge
     for c, tail in zip(measured, out["per_claim"]):
         c.tail = tail
     out["same"] = [(measured[first], c) for c, first in zip(measured, same) if c is not measured[first]]
+    out["implied"] = implied
     return out
+
+
+def with_implied(claims: list[Claim], same: list[int], root: Path) -> tuple[list[int], list[tuple[Claim, Claim]]]:
+    """``same``, with each claim that follows from another (``robustness/flags.yml``, "implied",
+    each with its written reason) put in the group of the claim it follows from: if that one
+    holds, so does this one, so this one fails only in a retraining where that one fails too,
+    and the pair fails as often as the likelier of the two (``tails.book_pass`` takes a group's
+    largest chance). Values are not pooled: they are two quantities. Returns the groups, and
+    the (claim, the claim it follows from) pairs that joined them."""
+    import yaml
+
+    path = root / "robustness" / "flags.yml"
+    notes = (yaml.safe_load(path.read_text()) if path.is_file() else None) or {}
+    index = {c.message: i for i, c in enumerate(claims)}
+    together, pairs = list(same), []
+    for item in notes.get("implied") or []:
+        i, j = index.get(item["claim"]), index.get(item["follows_from"])
+        if i is None or j is None or together[i] == together[j]:
+            continue
+        if refuted(claims[i], claims[j]):
+            raise ValueError(f"robustness/flags.yml: {item['claim']!r} failed in a retraining where"
+                             f" {item['follows_from']!r}, which it is said to follow from, held: the reason"
+                             " is wrong; take the entry out or correct it")
+        old, new = together[i], together[j]
+        together = [new if group == old else group for group in together]
+        pairs.append((claims[i], claims[j]))
+    return together, pairs
 
 
 SAME_LEAST = 10  # retrainings two claims must share, every one with one value, to count as one quantity
@@ -612,6 +641,25 @@ def _pages_cell(r: dict) -> str:
     return ", ".join(r["pages"])
 
 
+def refuted(claim: Claim, source: Claim) -> bool:
+    """Whether some retraining that measured both saw ``claim`` fail while ``source`` held."""
+    from rec11.claims import OPS
+
+    def held(c: Claim, value: float) -> bool:
+        return OPS[c.worst["op"]](value, c.worst["threshold"])
+
+    theirs = dict(zip(source.keys, source.values))
+    return any(not held(claim, v) and held(source, theirs[k]) for k, v in zip(claim.keys, claim.values)
+               if k in theirs)
+
+
+def implied_line(pairs: list[tuple[Claim, Claim]]) -> str:
+    """The claims counted within the claim they follow from, said after the headline."""
+    if not pairs:
+        return ": none here"
+    return ": " + "; ".join(f"{a.page} '{a.message}' within {b.page} '{b.message}'" for a, b in pairs)
+
+
 def same_line(pairs: list[tuple[Claim, Claim]]) -> str:
     """The claims counted once with another, said after the headline."""
     if not pairs:
@@ -668,7 +716,10 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
         " (`rec11_tools.tails`, validated where the failure rate can be simulated exactly),"
         f" except that claims with one value in every retraining that ran both (at least {SAME_LEAST},"
         " values that vary) measure one quantity and count once, fitted to its value in every"
-        " retraining that measured it on either page" + same_line(fitted["same"]) + "."
+        " retraining that measured it on either page" + same_line(fitted["same"]) + ";"
+        " and that a claim that follows from another (`robustness/flags.yml`, each with its"
+        " reason) can fail only where that one fails too, so the two count once, with the larger"
+        " chance" + implied_line(fitted["implied"]) + "."
         " Where a claim's value comes from random draws alone, with no trained model, its"
         f" chance is instead the 95 % upper bound of its failure rate over {simulable.DRAWS:,}"
         " simulated draws (`rec11_tools.simulable`).",

@@ -414,6 +414,35 @@ def test_a_quantity_claimed_twice_is_one_chance_to_fail_in_the_book():
     assert counted_once["point"] == once["point"] and counted_once["lower"] == once["lower"]
 
 
+def _flags(tmp_path, *pairs):
+    (tmp_path / "robustness").mkdir()
+    entries = "".join(f'  - claim: "{a}"\n    follows_from: "{b}"\n    reason: "because"\n' for a, b in pairs)
+    (tmp_path / "robustness" / "flags.yml").write_text("implied:\n" + entries)
+    return tmp_path
+
+
+def test_a_claim_that_follows_from_another_fails_with_it_and_counts_once(tmp_path):
+    keys = [f"seed{i}" for i in range(30)]
+    gaps = [0.1 + 0.01 * ((7 * i) % 30) for i in range(30)]  # the largest gap over the words, < 0.5
+    largest = _claim("book/p.md", "p: 'every word within half a bit'", gaps, keys, threshold=0.5, op="<")
+    one_word = _claim("book/q.md", "q: 'this word within half a bit'", [g * 0.8 for g in gaps], keys,
+                      threshold=0.5, op="<")
+    alone = _claim("book/r.md", "r: 'z'", [g + 1e-3 for g in gaps], keys, threshold=0.5, op="<")
+    claims = [largest, one_word, alone]
+    root = _flags(tmp_path, (one_word.message, largest.message))
+    together, pairs = robustness.with_implied(claims, robustness.same_quantity(claims), root)
+    assert together[1] == together[0] != together[2] and pairs == [(one_word, largest)]
+    assert robustness.pooled(claims, robustness.same_quantity(claims))[1] == one_word.values, "values not pooled"
+
+
+def test_a_claim_said_to_follow_from_one_that_held_where_it_failed_is_refused(tmp_path):
+    keys = [f"seed{i}" for i in range(12)]
+    source = _claim("book/p.md", "p: 'x'", [0.2] * 11 + [0.3], keys, threshold=0.5, op="<")
+    wrong = _claim("book/q.md", "q: 'y'", [0.2] * 11 + [0.7], keys, threshold=0.5, op="<")  # failed; p held
+    with pytest.raises(ValueError, match="the reason is wrong"):
+        robustness.with_implied([source, wrong], [0, 1], _flags(tmp_path, (wrong.message, source.message)))
+
+
 def test_a_claim_that_failed_gets_its_chance_from_the_counts_not_a_tail():
     """One failure in 41 at 4.9 standard deviations: a fitted tail said 6e-8; the counts say 1/41."""
     from rec11_tools import tails
