@@ -240,7 +240,9 @@ def load(*folders: Path) -> dict[str, dict]:
             name = path.name.removesuffix(".gz").removesuffix(".json")
             text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
             results.setdefault(name, json.loads(text))
-    return results
+    # by name, whichever folder each came from: the report's held-out check draws which values to
+    # hold out by position, so the same records must give the same report
+    return dict(sorted(results.items()))
 
 
 def current_runs(results: dict[str, dict], fingerprints: dict[str, str]) -> dict[str, int]:

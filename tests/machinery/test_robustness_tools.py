@@ -461,3 +461,13 @@ def test_why_a_runner_stopped_is_read_from_its_log_cause_first():
            "RuntimeError: Kernel died before replying to kernel_info\nAssertionError: \n")
     assert robustness.stopped_because(log) == ("zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:54359')"
                                                " -> RuntimeError: Kernel died before replying to kernel_info")
+
+
+def test_the_same_records_load_in_the_same_order_whichever_folder_holds_them(tmp_path):
+    """The report's held-out check picks values by position: a record's folder must not move it."""
+    work, records = tmp_path / "work", tmp_path / "records"
+    work.mkdir(), records.mkdir()
+    (work / "seed9-threads1-default.json").write_text(json.dumps({"pages": {}}))
+    (records / "seed1-threads1-default.json.gz").write_bytes(gzip.compress(json.dumps({"pages": {}}).encode()))
+    assert list(robustness.load(work, records)) == list(robustness.load(records, work)) == [
+        "seed1-threads1-default", "seed9-threads1-default"]
