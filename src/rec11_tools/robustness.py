@@ -427,10 +427,7 @@ def with_implied(claims: list[Claim], same: list[int], root: Path) -> tuple[list
     and the pair fails as often as the likelier of the two (``tails.book_pass`` takes a group's
     largest chance). Values are not pooled: they are two quantities. Returns the groups, and
     the (claim, the claim it follows from) pairs that joined them."""
-    import yaml
-
-    path = root / "robustness" / "flags.yml"
-    notes = (yaml.safe_load(path.read_text()) if path.is_file() else None) or {}
+    notes = flag_notes(root)
     index = {c.message: i for i, c in enumerate(claims)}
     together, pairs = list(same), []
     for item in notes.get("implied") or []:
@@ -744,13 +741,18 @@ def report(results: dict[str, dict], claims: list[Claim], root: Path, runner: st
     return "\n".join(lines) + "\n"
 
 
-def flags(claims: list[Claim], root: Path) -> dict[str, list[tuple[Claim, str]]]:
-    """The claims that check less than their sentence says, each with its written reason
-    (``robustness/flags.yml``) or "": constant, vacuous and implied (see that file)."""
+def flag_notes(root: Path) -> dict:
+    """``robustness/flags.yml`` as written: the implied claims and the reasons ({} if none)."""
     import yaml
 
     path = root / "robustness" / "flags.yml"
-    notes = (yaml.safe_load(path.read_text()) if path.is_file() else None) or {}
+    return (yaml.safe_load(path.read_text()) if path.is_file() else None) or {}
+
+
+def flags(claims: list[Claim], root: Path) -> dict[str, list[tuple[Claim, str]]]:
+    """The claims that check less than their sentence says, each with its written reason
+    (``robustness/flags.yml``) or "": constant, vacuous and implied (see that file)."""
+    notes = flag_notes(root)
     reasons = notes.get("reasons") or {}
     by_message = {c.message: c for c in claims}
     out: dict[str, list[tuple[Claim, str]]] = {"constant": [], "vacuous": [], "implied": []}

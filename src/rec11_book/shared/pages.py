@@ -307,8 +307,9 @@ GLYPHS = "rec11-glyphs"  # the class of a document's one set of shared glyphs
 _ID = r'id="MJX-(?:@@-|\d+-)?(TEX-[^"]+)"'
 _GLYPH = re.compile(rf'<path (?:{_ID} d="([^"]*)"|d="([^"]*)" {_ID})\s*(?:/>|></path>)')
 _OWN_DEFS = re.compile(r'<defs>(?:<path [^>]*\bid="MJX-[^>]*>(?:</path>)?)*</defs>')
-_OWN_REF = re.compile(r'(href)="#MJX-(?:@@|\d+)-(TEX-)')
-_SHARED_REF = re.compile(r'(href)="#MJX-(TEX-[^"]+)"')
+_OWN_REF = re.compile(r'href="#MJX-(?:@@|\d+)-TEX-')
+_SHARED_REF = re.compile(r'href="#MJX-(TEX-[^"]+)"')
+_ANY_REF = re.compile(r'href="#MJX-(?:@@-|\d+-)?(TEX-[^"]+)"')
 _BLOCK = re.compile(rf'<svg\b[^>]*\bclass="{GLYPHS}"[^>]*><defs>.*?</defs></svg>', re.S)
 
 
@@ -318,13 +319,18 @@ class GlyphError(ValueError):
 
 def _glyphs(html: str) -> dict[str, str]:
     """Every glyph a document defines, by MathJax's name for it (``TEX-I-1D465``: font and
-    character), whether a formula owns it or the document shares it."""
+    character), whether a formula owns it or the document shares it; each glyph it draws
+    must be among them."""
     found: dict[str, str] = {}
     for name, path, other_path, other_name in _GLYPH.findall(html):
         name, path = name or other_name, path or other_path
         if found.setdefault(name, path) != path:
             raise GlyphError(f"MathJax glyph {name} has two shapes in one document; typeset the book's math "
                              "with one MathJax (package.json pins it) and build again")
+    missing = set(_ANY_REF.findall(html)) - set(found)
+    if missing:
+        raise GlyphError(f"formulas draw glyphs no set in the document defines ({', '.join(sorted(missing))}): "
+                         "a document made from pages must keep each page's svg.rec11-glyphs")
     return found
 
 
@@ -339,14 +345,10 @@ def share_glyphs(html: str) -> str:
     the sets of several pages merge into one (the handout), and sharing twice changes nothing.
     """
     glyphs = _glyphs(html)
-    if not glyphs and not _SHARED_REF.search(html):
+    if not glyphs:
         return html  # no math
     html = _BLOCK.sub("", html)
-    html = _CONTAINER.sub(lambda m: _OWN_REF.sub(r'\1="#MJX-\2', _OWN_DEFS.sub("", m.group(0))), html)
-    missing = {name for _, name in _SHARED_REF.findall(html)} - set(glyphs)
-    if missing:
-        raise GlyphError(f"formulas draw glyphs no set in the document defines ({', '.join(sorted(missing))}): "
-                         "a document made from pages must keep each page's svg.rec11-glyphs")
+    html = _CONTAINER.sub(lambda m: _OWN_REF.sub('href="#MJX-TEX-', _OWN_DEFS.sub("", m.group(0))), html)
     paths = "".join(f'<path id="MJX-{name}" d="{path}"></path>' for name, path in glyphs.items())
     block = (f'<svg class="{GLYPHS}" aria-hidden="true" focusable="false" style="display: none">'
              f"<defs>{paths}</defs></svg>")
@@ -372,14 +374,11 @@ def own_glyphs(html: str) -> str:
 
     def own(match):
         formula = match.group(0)
-        names = dict.fromkeys(name for _, name in _SHARED_REF.findall(formula))
+        names = dict.fromkeys(_SHARED_REF.findall(formula))
         if not names:  # it owns its glyphs already, or draws none
             return formula
-        missing = set(names) - set(glyphs)
-        if missing:
-            raise GlyphError(f"a formula draws glyphs no set in the document defines ({', '.join(sorted(missing))})")
         defs = "".join(f'<path id="MJX-@@-{name}" d="{glyphs[name]}"></path>' for name in names)
-        formula = _SHARED_REF.sub(r'\1="#MJX-@@-\2"', formula)
+        formula = _SHARED_REF.sub(r'href="#MJX-@@-\1"', formula)
         return re.sub(r"<svg\b[^>]*>", lambda svg: f"{svg.group(0)}<defs>{defs}</defs>", formula, count=1)
 
     return unique_ids(_CONTAINER.sub(own, html))
