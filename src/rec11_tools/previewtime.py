@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -25,9 +26,37 @@ SENTENCE = ("Everything else in this session depends", "Everything {word} else i
 
 
 def free_port() -> int:
-    with socket.socket() as s:
+    """A port on 127.0.0.1 that is free now and that the system will not hand out meanwhile.
+
+    Binding port 0 and letting go returns a port from the ephemeral range, which the system
+    hands to the next socket that binds port 0 and uses as the source port of outgoing
+    connections; a server started minutes later (the tests' jupyter server starts after the
+    book is built) can then find it taken. A port below that range is never handed out, so
+    only another caller of this function can take it: it is drawn at random, and checked.
+    """
+    low = _ephemeral_low()
+    for port in random.sample(range(PORTS_FROM, low), min(64, low - PORTS_FROM)):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:  # in use: try another
+                continue
+            return port
+    with socket.socket() as s:  # nothing free below the range: any port the system gives
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+PORTS_FROM = 20000  # well above the ports common services listen on
+
+
+def _ephemeral_low() -> int:
+    """The first port of the system's ephemeral range (Linux; 32768 where it cannot be read)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    return max(low, PORTS_FROM + 1)
 
 
 def wait_for(predicate, timeout: float, poll: float = 0.01) -> float:

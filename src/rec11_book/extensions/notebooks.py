@@ -58,7 +58,7 @@ from rec11_book.compat.myst_nb import default_cache_folder, glue_file, kernels_i
 from rec11_book.shared import execution, figures, plainmd
 from rec11_book.shared.execution import built_commit
 from rec11_book.shared.figures import STAGED, figures_in, stage
-from rec11_book.shared.pagefacts import page_modules, uses_trained_models
+from rec11_book.shared.pagefacts import uses_trained_models
 from rec11_book.shared.pages import (
     AGENDA_MARKDOWN,
     FINGERPRINT_KEY,
@@ -504,7 +504,7 @@ def page_inputs(app, docname: str, book_wide: str, notebook: str) -> str:
     text = Path(app.env.doc2path(docname)).read_text()
     # the code the page imports, whose hash is kept per state of the package: whether the page
     # trains a model (the install cell says so) follows from it and the page's text
-    modules = page_modules(text)
+    modules = execution.page_modules_kept(Path(app.srcdir), text)
     code = execution.package_hash(Path(app.srcdir), modules, package_dir(app)) if modules else ""
     parts = [book_wide, docname, text, notebook, code]
     if "{agenda}" in text:
