@@ -7,10 +7,11 @@ import os
 import re
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 from rec11.chapter import toc_pages
 from rec11_book.commands.handout import CHROMIUM, CHROMIUM_ARGS  # noqa: F401  (re-exported: the browser the handout prints with)
@@ -54,6 +55,42 @@ def site_config(html: Path) -> dict:
         if match:
             return json.loads(match[1])
     raise AssertionError(f"no page in {html} has a live-code configuration")
+
+
+class Kernels:
+    """The kernels a browser context's pages open, shut down when the test is done with them.
+
+    A reader who leaves a page shuts its kernel down from the page's ``pagehide`` handler
+    (livecode/session.js). A test closes its pages without unloading them, so no handler runs,
+    and each Live Code test left a kernel running: 64 at once, 16 GB of memory, by the middle
+    of one test run (2026-12-06), enough to stall a second run beside it. This shuts each one
+    down through the server's REST API, with the token its websocket carried.
+    """
+
+    _CHANNELS = re.compile(r"^(?P<base>.*/api/kernels/[0-9a-f-]{36})/channels$")
+
+    def __init__(self):
+        self.urls: dict[str, str] = {}  # kernel URL -> its token
+
+    def websocket(self, ws):
+        url = urlparse(ws.url)
+        found = self._CHANNELS.match(url._replace(query="").geturl())
+        token = parse_qs(url.query).get("token", [""])[0]
+        if found and token:
+            base = found["base"].replace("ws://", "http://", 1).replace("wss://", "https://", 1)
+            self.urls[base] = token
+
+    def shut_down(self) -> None:
+        """DELETE each kernel. One already gone (404), or a server a test stopped, is fine."""
+        for url, token in self.urls.items():
+            request = urllib.request.Request(url, method="DELETE", headers={"Authorization": f"token {token}"})
+            try:
+                urllib.request.urlopen(request, timeout=30).close()
+            except urllib.error.HTTPError as error:
+                if error.code != 404:
+                    raise
+            except OSError:  # the server is gone, and its kernels with it
+                continue
 
 
 class OffSite:

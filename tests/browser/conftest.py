@@ -38,7 +38,17 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, REPORT, OffSite, book_dir, site_config, start_jupyter
+from browser_support import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LOCAL_HOSTS,
+    REPORT,
+    Kernels,
+    OffSite,
+    book_dir,
+    site_config,
+    start_jupyter,
+)
 from run_support import SHARED, keep_running, shared
 
 # Static files, gzipped as GitHub Pages serves them: the same server `make bench` measures with.
@@ -136,12 +146,14 @@ def context(browser):
     The test fails at teardown if anything tried to leave 127.0.0.1.
     """
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    off_site = OffSite()
+    off_site, kernels = OffSite(), Kernels()
     ctx.route("**/*", off_site)
     ctx.on("page", lambda page: page.on("websocket", off_site.websocket))
+    ctx.on("page", lambda page: page.on("websocket", kernels.websocket))
     ctx.off_site = off_site
     yield ctx
     ctx.close()
+    kernels.shut_down()  # closing a page runs no pagehide, so nothing else would
     assert not off_site.blocked, f"off-site requests (not in ALLOWED_OFF_SITE): {off_site.blocked}"
 
 
