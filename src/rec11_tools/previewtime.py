@@ -5,7 +5,8 @@
 Starts the preview server on a free port (``python -m rec11_book.commands.preview``), waits for
 its first build, then, ``runs`` times: saves a one-word prose edit to a page, and times
 from the save to the moment the page's HTML on disk carries the new word; then puts the
-sentence back (and waits for that rebuild too). The book folder is left as it was.
+sentence back and waits until that rebuild has finished, so that each save is timed from an
+idle preview. The book folder is left as it was.
 Used by ``make bench`` (in its clone); reported, not asserted.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import signal
 import socket
 import statistics
 import subprocess
@@ -68,6 +70,13 @@ def wait_for(predicate, timeout: float, poll: float = 0.01) -> float:
     return time.perf_counter() - start
 
 
+def idle(book: Path) -> bool:
+    """Whether every build the preview started has finished, by its log: a "rebuilt in" line
+    for the first build and for each save's ("changed ...")."""
+    text = (book / "_build" / "preview-bench.log").read_text(errors="ignore")
+    return text.count("preview: rebuilt in") >= 1 + text.count("preview: changed ")
+
+
 def first_sentence(text: str) -> tuple[str, str]:
     """(the first line of prose on a page, the same line with ``{word}`` after its first
     word): outside the front matter, code cells and directives, not a heading or a list."""
@@ -102,7 +111,10 @@ def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: di
     cmd = command or [sys.executable, "-m", "rec11_book.commands.preview", "--book", str(book), "--port", str(port)]
     log = (open(book / "_build" / "preview-bench.log", "w")  # noqa: SIM115  (the server writes it until the finally)
            if (book / "_build").is_dir() else subprocess.DEVNULL)
-    proc = subprocess.Popen(cmd, cwd=book, stdout=log, stderr=subprocess.STDOUT, env=env or os.environ.copy())
+    # a session of its own, so that the end stops the rebuild children it forked too: one left
+    # running wrote into the next measurement's log and made it look idle a build too early
+    proc = subprocess.Popen(cmd, cwd=book, stdout=log, stderr=subprocess.STDOUT, env=env or os.environ.copy(),
+                            start_new_session=True)
     times = []
     try:
         import urllib.request
@@ -118,21 +130,31 @@ def measure(book: Path, runs: int = 3, command: list[str] | None = None, env: di
         time.sleep(1.0)  # let the watcher settle
         for run in range(runs):
             word = f"previewrun{run}"
-            source.write_text(original.replace(sentence[0], sentence[1].format(word=word), 1))
+            source.write_text(original.replace(sentence[0], sentence[1].replace("{word}", word), 1))
             saved = time.perf_counter()
             # wait_for calls its lambda before the loop moves on, so word is this run's
             wait_for(lambda: html.is_file() and word in html.read_text(errors="ignore"), timeout=120)  # noqa: B023
             times.append(time.perf_counter() - saved)
             source.write_text(original)
             wait_for(lambda: word not in html.read_text(errors="ignore"), timeout=120)  # noqa: B023
-            time.sleep(0.5)
+            # the next save is timed from an idle preview: the undo's build goes on after its page
+            # is written (the deck, the downloads), and a save made meanwhile would wait for it
+            if log is subprocess.DEVNULL:
+                time.sleep(3.0)
+            else:
+                wait_for(lambda: idle(book), timeout=120)
+                time.sleep(0.3)  # the server's own bookkeeping after the build
     finally:
-        source.write_text(original)
-        proc.terminate()
+        if source.read_text() != original:
+            source.write_text(original)
         try:
+            os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        except ProcessLookupError:  # the server and its children are gone already
+            pass
         if log is not subprocess.DEVNULL:
             log.close()
     return times

@@ -117,3 +117,32 @@ def test_the_preview_runs_pages_ahead_for_a_code_edit_and_not_for_prose(mini_boo
     page.write_text(page.read_text().replace("a = 1", "a = 2"))
     assert code_edits(root, [page])
     assert code_edits(root, [root / "_config.yml"])  # outside the pages: the package or the settings
+
+
+def test_kept_module_inputs_follow_every_change_to_the_package(mini_book):
+    """The inputs are kept between calls (the preview asks on every save), and still see an edit
+    of the same length, a module added that a page already names, and a module removed."""
+    text = cell("from rec11 import seeds, later\nseeds.shifted(1)")
+    first = inputs(mini_book, text)
+    assert "rec11.later" not in first["modules"]  # no such module yet: an attribute, maybe
+    assert inputs(mini_book, text) == first
+    seeds = mini_book.path / "src" / "rec11" / "seeds.py"
+    original = seeds.read_text()
+    seeds.write_text(original.replace("digest_size=4", "digest_size=5"))  # the same length
+    assert seeds.read_text() != original and len(seeds.read_text()) == len(original)
+    assert why.reasons(first, inputs(mini_book, text)) == ["src/rec11/seeds.py changed"]
+    later = mini_book.path / "src" / "rec11" / "later.py"
+    later.write_text("VALUE = 1\n")
+    assert inputs(mini_book, text)["modules"]["rec11.later"] == ["src/rec11/later.py", why._sha(
+        why.behaviour("VALUE = 1\n"))]
+    later.unlink()
+    assert "rec11.later" not in inputs(mini_book, text)["modules"]
+
+
+def test_kept_module_inputs_equal_a_fresh_reading(mini_book):
+    text = cell("from rec11.seeds import shifted\nshifted(1)")
+    inputs(mini_book, text)  # fills what is kept
+    kept = inputs(mini_book, text)
+    why._closures.clear()
+    why._behaviours.clear()
+    assert inputs(mini_book, text) == kept

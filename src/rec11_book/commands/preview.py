@@ -86,6 +86,22 @@ def warm_first_use() -> None:
             continue
 
 
+def warm_page_inputs(book: Path) -> None:
+    """Read every page's inputs once, so that the first save's check (``code_edits``) finds the
+    package's modules parsed already: ``why`` keeps them while their files stay the same. A page
+    that cannot be read here is left to that check, which says what is wrong with it."""
+    from rec11_book.shared import why
+    from rec11_book.shared.execution import book_config, course_package
+
+    package = course_package(book, book_config(book))
+    for page in sorted((book / "book").rglob("*.md")):
+        try:
+            if "{code-cell}" in page.read_text():
+                why.page_inputs(book, page, package)
+        except Exception:  # noqa: BLE001 - only a head start; the save's own check reports it
+            continue
+
+
 def import_quietly(names: list[str]) -> int:
     """Import ``names`` (what the last rebuild's child imported); return how many loaded.
     A name that fails to import is skipped: the next child imports it, as before. The book's
@@ -193,6 +209,8 @@ class Rebuilder:
         receive.close()
         # after the build, so the save that started it waits for none of this
         import_quietly(learned)
+        if not changed_paths:
+            warm_page_inputs(Path(self.book))
 
 
 def main(argv=None) -> int:

@@ -41,11 +41,52 @@ def page_inputs(root: Path, page: Path, package: Path | None) -> dict:
     inputs = {"cells": [[line, _sha(code)] for line, _, code in found.cells], "modules": {}, "run": None,
               "notes": notes_hash(root, text)}
     if found.modules:
-        for name, path in sorted(module_closure(sorted(found.modules), package).items()):
-            shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-            inputs["modules"][name] = [shown, _sha(behaviour(path.read_text()))]
+        inputs["modules"] = _module_inputs(root, found.modules, package)
         inputs["run"] = {"seed shift": seeds.shift(), "training threads": seeds.training_threads()}
     return inputs
+
+
+# The preview asks for a page's inputs on every save, and parsing each module's syntax tree
+# twice (its imports, then what it does) was most of the time a save spent before its build
+# started. So both are kept while the files they came from are byte for byte the same.
+_closures: dict[tuple, tuple[tuple, dict[str, Path]]] = {}  # (modules, package) -> (its files then, closure)
+_behaviours: dict[bytes, str] = {}  # sha256 of a module's bytes -> hash of what it does
+
+
+def _package_files(package: Path) -> tuple:
+    """Every source file under ``package`` with a hash of its bytes: all that a module closure
+    inside it reads, modules added since included."""
+    return tuple((path.relative_to(package).as_posix(), hashlib.sha256(path.read_bytes()).digest())
+                 for path in sorted(package.rglob("*.py")))
+
+
+def _closure(modules, package: Path | None) -> dict[str, Path]:
+    """``module_closure``, kept while the package's files are unchanged (the installed package,
+    when there is no ``package``, is read every time)."""
+    if package is None:
+        return module_closure(sorted(modules), package)
+    key, files = (tuple(sorted(modules)), package), _package_files(package)
+    kept = _closures.get(key)
+    if kept is None or kept[0] != files:
+        kept = _closures[key] = (files, module_closure(sorted(modules), package))
+    return kept[1]
+
+
+def _behaviour_hash(path: Path) -> str:
+    """A short hash of what the module at ``path`` does (``behaviour``), kept per content."""
+    digest = hashlib.sha256(path.read_bytes()).digest()
+    if digest not in _behaviours:
+        _behaviours[digest] = _sha(behaviour(path.read_text()))
+    return _behaviours[digest]
+
+
+def _module_inputs(root: Path, modules, package: Path | None) -> dict:
+    """{module: [its file, a hash of what it does]} for ``modules`` and every module they import."""
+    found = {}
+    for name, path in sorted(_closure(modules, package).items()):
+        shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+        found[name] = [shown, _behaviour_hash(path)]
+    return found
 
 
 def _lines(lines: list[int]) -> str:
