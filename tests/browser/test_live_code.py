@@ -109,8 +109,8 @@ def test_each_tab_has_a_kernel_of_its_own_and_leaving_one_leaves_the_other_runni
     # when the test's off-site guard intercepts it; this page makes no request off 127.0.0.1.)
     docname = PAGES[0]
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    kernels = Kernels()
-    context.on("page", lambda page: page.on("websocket", kernels.websocket))
+    opened = Kernels()
+    context.on("page", lambda page: page.on("websocket", opened.websocket))
     try:
         tabs = [context.new_page(), context.new_page()]
         kernels = []
@@ -130,4 +130,4 @@ def test_each_tab_has_a_kernel_of_its_own_and_leaving_one_leaves_the_other_runni
         assert kernel_of(tabs[1], first_editable(tabs[1].evaluate(FIND_CELLS)))[0] == second_pid
     finally:
         context.close()
-        kernels.shut_down()  # the second tab's: closing it runs no pagehide
+        opened.shut_down()  # the second tab's: closing it runs no pagehide
