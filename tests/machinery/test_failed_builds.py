@@ -109,3 +109,24 @@ def test_the_handout_is_not_printed_from_a_failed_build(tmp_path, capsys):
     (tmp_path / "_build" / ".doctrees" / pages.FAILED_PAGES).write_text("book/p\n")
     assert handout.main(["--book", str(tmp_path)]) == 1
     assert "the last build FAILED" in capsys.readouterr().err
+
+
+def test_a_kernels_own_error_as_it_shuts_down_is_dropped_and_the_page_error_stays():
+    """ipykernel can log a traceback of its own when nbclient shuts it down after a failing cell
+    (seen under load): the reader gets the page's one traceback, and every other line."""
+    race = ["ERROR:tornado.general:Uncaught exception in ZMQStream callback\n",
+            "Traceback (most recent call last):\n",
+            '  File "ipykernel/iostream.py", line 343, in schedule\n',
+            '    self._event_pipe.send(b"")\n',
+            "           ^^^^^^^^^^^^^^^^^^^^\n",
+            "zmq.error.ZMQError: Socket operation on non-socket\n"]
+    page = ["book/p.md: WARNING: Executing notebook failed: CellExecutionError\n",
+            "An error occurred while executing the following cell:\n",
+            "------------------\n", "y = 1 / 0\n", "------------------\n",
+            "ZeroDivisionError                         Traceback (most recent call last)\n",
+            "ZeroDivisionError: division by zero\n"]
+    before = ["reading sources... [100%] book/p\n", "book/p.md: Executing notebook using local CWD [mystnb]\n"]
+    kept = "".join(build.readable(before + race + page))
+    assert kept == "".join(before + page)
+    # a block cut short (no exception line) ends at the next line that is not its traceback's
+    assert "".join(build.readable(race[:3] + page)) == "".join(page)

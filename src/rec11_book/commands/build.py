@@ -87,19 +87,38 @@ NOISE = re.compile(r"Kernel is running over TCP without encryption|will overwrit
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
+# A kernel that is shut down while it still answers its control channel (nbclient stops it after
+# a failing cell) can log an error of its own, with a traceback, from ipykernel's and pyzmq's
+# frames: "Uncaught exception in ZMQStream callback ... ZMQError: Socket operation on non-socket".
+# Under load it reached a reader beside the page's own traceback (a fresh-clone test run of
+# 370485b, two copies side by side). It says nothing about the page, so the block is dropped:
+# its first line, then its traceback's lines, up to and including the exception's own line.
+KERNEL_SHUTDOWN_ERROR = re.compile(r"^ERROR:tornado\.general:Uncaught exception in ZMQStream callback")
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")
+
 # The log text read below is the tools' (their warnings and a failing cell's report), read
 # through rec11_book.compat: Sphinx's warning lines, myst-nb's "Executing notebook failed",
 # nbclient's report of the cell. The summary of which pages ran reads no log (executions).
 
 
 def readable(lines):
-    """The build's lines without ``NOISE`` and without the frames of the execution machinery
+    """The build's lines without ``NOISE``, without a kernel's own error as it is shut down
+    (``KERNEL_SHUTDOWN_ERROR``), and without the frames of the execution machinery
     that precede a failing cell's own traceback (which stays, once): myst-nb's warning prints
     nbclient's own frames (jupyter-cache, asyncio, nbclient) before the cell's source and
     traceback, and those frames say nothing about the page."""
-    machinery = False
+    machinery = kernel_error = False
     for line in lines:
         plain = ANSI.sub("", line)
+        if kernel_error:
+            if plain.startswith(("Traceback (most recent call last)", " ", "\t")):
+                continue
+            kernel_error = False
+            if EXCEPTION_LINE.match(plain):
+                continue  # the block's last line
+        if KERNEL_SHUTDOWN_ERROR.match(plain):
+            kernel_error = True
+            continue
         if machinery:
             header = cell_source_header(line, plain)
             if header is None:
