@@ -91,7 +91,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # a failing cell) can log an error of its own, with a traceback, from ipykernel's and pyzmq's
 # frames: "Uncaught exception in ZMQStream callback ... ZMQError: Socket operation on non-socket".
 # Under load it reached a reader beside the page's own traceback (a fresh-clone test run of
-# 370485b, two copies side by side). It says nothing about the page, so the block is dropped:
+# 527fe0d, two copies side by side). It says nothing about the page, so the block is dropped:
 # its first line, then its traceback's lines, up to and including the exception's own line.
 KERNEL_SHUTDOWN_ERROR = re.compile(r"^ERROR:tornado\.general:Uncaught exception in ZMQStream callback")
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")
