@@ -37,6 +37,7 @@ from rec11_book.commands import preexecute
 from rec11_book.compat.myst_nb import cell_failure
 from rec11_book.compat.nbclient import cell_source_header
 from rec11_book.compat.nbclient import failed_cells as failed_cells_in
+from rec11_book.compat.pyzmq import kernel_shutdown_error
 from rec11_book.compat.sphinx import logged_warnings
 from rec11_book.extensions import executions
 from rec11_book.shared.execution import book_config, built_commit, cache_path, course_package, package_hash
@@ -88,12 +89,10 @@ NOISE = re.compile(r"Kernel is running over TCP without encryption|will overwrit
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # A kernel that is shut down while it still answers its control channel (nbclient stops it after
-# a failing cell) can log an error of its own, with a traceback, from ipykernel's and pyzmq's
-# frames: "Uncaught exception in ZMQStream callback ... ZMQError: Socket operation on non-socket".
-# Under load it reached a reader beside the page's own traceback (a fresh-clone test run of
-# 527fe0d, two copies side by side). It says nothing about the page, so the block is dropped:
-# its first line, then its traceback's lines, up to and including the exception's own line.
-KERNEL_SHUTDOWN_ERROR = re.compile(r"^ERROR:tornado\.general:Uncaught exception in ZMQStream callback")
+# a failing cell) can log an error of its own, with a traceback (kernel_shutdown_error). Under
+# load it reached a reader beside the page's own traceback (a fresh-clone test run of 527fe0d,
+# two copies side by side). It says nothing about the page, so the block is dropped: its first
+# line, then its traceback's lines, up to and including the exception's own line.
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")
 
 # The log text read below is the tools' (their warnings and a failing cell's report), read
@@ -103,7 +102,7 @@ EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")
 
 def readable(lines):
     """The build's lines without ``NOISE``, without a kernel's own error as it is shut down
-    (``KERNEL_SHUTDOWN_ERROR``), and without the frames of the execution machinery
+    (``kernel_shutdown_error``), and without the frames of the execution machinery
     that precede a failing cell's own traceback (which stays, once): myst-nb's warning prints
     nbclient's own frames (jupyter-cache, asyncio, nbclient) before the cell's source and
     traceback, and those frames say nothing about the page."""
@@ -116,7 +115,7 @@ def readable(lines):
             kernel_error = False
             if EXCEPTION_LINE.match(plain):
                 continue  # the block's last line
-        if KERNEL_SHUTDOWN_ERROR.match(plain):
+        if kernel_shutdown_error(plain):
             kernel_error = True
             continue
         if machinery:
