@@ -72,6 +72,13 @@ class Kernels:
     def __init__(self):
         self.urls: dict[str, str] = {}  # kernel URL -> its token
 
+    @classmethod
+    def of(cls, context) -> Kernels:
+        """The kernels every page of ``context`` (a Playwright browser context) opens from now on."""
+        kernels = cls()
+        context.on("page", lambda page: page.on("websocket", kernels.websocket))
+        return kernels
+
     def websocket(self, ws):
         url = urlparse(ws.url)
         found = self._CHANNELS.match(url._replace(query="").geturl())

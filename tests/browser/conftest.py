@@ -146,10 +146,9 @@ def context(browser):
     The test fails at teardown if anything tried to leave 127.0.0.1.
     """
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    off_site, kernels = OffSite(), Kernels()
+    off_site, kernels = OffSite(), Kernels.of(ctx)
     ctx.route("**/*", off_site)
     ctx.on("page", lambda page: page.on("websocket", off_site.websocket))
-    ctx.on("page", lambda page: page.on("websocket", kernels.websocket))
     ctx.off_site = off_site
     yield ctx
     ctx.close()

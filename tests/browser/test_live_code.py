@@ -109,8 +109,7 @@ def test_each_tab_has_a_kernel_of_its_own_and_leaving_one_leaves_the_other_runni
     # when the test's off-site guard intercepts it; this page makes no request off 127.0.0.1.)
     docname = PAGES[0]
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = Kernels()
-    context.on("page", lambda page: page.on("websocket", opened.websocket))
+    opened = Kernels.of(context)
     try:
         tabs = [context.new_page(), context.new_page()]
         kernels = []
