@@ -245,6 +245,20 @@ def load(*folders: Path) -> dict[str, dict]:
     return dict(sorted(results.items()))
 
 
+def read_records(root: Path, pages: list[str], renamed: list[dict],
+                 *folders: Path) -> tuple[dict[str, dict], dict[str, str]]:
+    """Every record in ``folders``, as the report reads them: renamed claims carried to their
+    new names and each record of ``pages`` labelled current or not by the page's fingerprint.
+    Returns the records and those fingerprints."""
+    from rec11_tools import renames
+
+    results = load(*folders)
+    fingerprints = {p: page_fingerprint(root, p) for p in pages}
+    renames.carry(results, renamed)
+    migrate(results, root, pages, fingerprints)
+    return results, fingerprints
+
+
 def current_runs(results: dict[str, dict], fingerprints: dict[str, str]) -> dict[str, int]:
     """Per page, the retrainings in ``results`` that ran its current code."""
     counts = dict.fromkeys(fingerprints, 0)
@@ -874,10 +888,7 @@ def main(argv=None) -> int:
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         list(pool.map(one, todo))
-    results = load(work, records)
-    fingerprints = {p: page_fingerprint(root, p) for p in every}
-    renames.carry(results, renamed)
-    migrate(results, root, every, fingerprints)
+    results, fingerprints = read_records(root, every, renamed, work, records)
     claims = summarize(results, {p: fingerprints[p] for p in (every if not args.no_report else pages)})
     if args.no_report:
         print("\n".join(table(claims)))

@@ -14,7 +14,7 @@ About two minutes per set on one core (the parametric draws of every claim's tai
 from pathlib import Path
 
 from rec11_tools import renames
-from rec11_tools.robustness import fitted_pass_chance, load, migrate, page_fingerprint, percent, summarize
+from rec11_tools.robustness import fitted_pass_chance, percent, read_records, summarize
 from rec11_tools.run_pages import book_pages
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -28,11 +28,7 @@ def current_claims():
     """Every claim, over the retrainings of its page's current code (as the report pools them)."""
     every = [p.relative_to(ROOT).as_posix() for p in book_pages(ROOT)]
     records = ROOT / "robustness"
-    results = load(records)
-    renames.carry(results, renames.load(records / "renamed.yml"))
-    fingerprints = {p: page_fingerprint(ROOT, p) for p in every}
-    migrate(results, ROOT, every, fingerprints)
-    return summarize(results, fingerprints)
+    return summarize(*read_records(ROOT, every, renames.load(records / "renamed.yml"), records))
 
 
 def main() -> None:
