@@ -57,14 +57,19 @@ check: $(VENV)/.installed node_modules/.installed
 # Everything but the tests marked bench (Lighthouse on every page: make bench runs those),
 # in two runs on both cores (pytest-xdist): the tests that need no whole book, then the book
 # built once and every test that reads it, tests/browser included (Chromium at
-# /usr/bin/chromium; .ci/run installs it). The second run sends each file whole to one worker
-# (--dist loadfile), so that a file's costly fixtures (the hub, the handout's PDFs, the
-# student venv) are made once: --dist loadgroup grouped nothing here (pytest-xdist 3.8 marks a
-# group in item._nodeid, which pytest 9 no longer reads). Both runs happen even if the first fails.
+# /usr/bin/chromium; .ci/run installs it). In the first run a worker that runs out of tests
+# takes some of the other's (--dist worksteal): with the default --dist load, one worker was
+# left holding the slow build tests while the other sat idle for 350 of the run's 571 s.
+# The second run sends each file whole to one worker (--dist loadfile), so that a file's
+# costly fixtures (the hub, the handout's PDFs, the student venv) are made once, the longest
+# files first (tests/run_support.py, LONGEST_FIRST; --no-loadscope-reorder keeps that order,
+# where pytest-xdist would order files by their number of tests). --dist loadgroup grouped
+# nothing here (pytest-xdist 3.8 marks a group in item._nodeid, which pytest 9 no longer
+# reads). Both runs happen even if the first fails.
 test: $(VENV)/.installed node_modules/.installed
 	status=0; \
-	$(PY) -m pytest -n 2 -m "not bench and not book" --durations=15 || status=1; \
-	$(PY) -m pytest -n 2 --dist loadfile -m "book and not bench" --durations=30 || status=1; \
+	$(PY) -m pytest -n 2 --dist worksteal -m "not bench and not book" --durations=15 || status=1; \
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "book and not bench" --durations=30 || status=1; \
 	exit $$status
 
 # The checks' power (heavy tier, not in make check): mutmut mutates the worked answers of

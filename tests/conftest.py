@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from run_support import SHARED, shared
+from run_support import SHARED, longest_first, shared
 
 from rec11_tools.previewtime import free_port
 from rec11_tools.robustness import commit_seed
@@ -90,11 +90,13 @@ def pytest_collection_modifyitems(items):
     """Mark ``book`` every test that reads the whole book (``built_book``, directly or through
     another fixture) and every browser test. ``make test`` runs every other test first, then
     these, each part on both cores (pytest-xdist): the book is built once for the run
-    (tests/run_support.py)."""
+    (tests/run_support.py). The longest files go first (``LONGEST_FIRST``); within a file the
+    order stays."""
     for item in items:
         uses = set(getattr(item, "fixturenames", ()))
         if uses & {"built_book", "built_site"} or item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.book)
+    longest_first(items)
 
 
 @pytest.fixture(scope="session")
