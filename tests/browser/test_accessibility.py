@@ -19,7 +19,6 @@ from browser_support import (
     pages_with_code,
     run_axe,
     site_pages,
-    start_live_code,
     wait_output,
     wait_ready,
 )
@@ -37,19 +36,6 @@ def test_axe_finds_no_violations(context, site, docname):
     assert not violations, f"{docname}:\n{describe(violations)}"
 
 
-@pytest.mark.parametrize("docname", CODE_PAGES)
-def test_axe_finds_no_violations_with_live_code_running(context, site, jupyter_server, docname):
-    page = open_page(context, site, docname)
-    start_live_code(page)
-    page.evaluate("document.querySelectorAll('article details').forEach(d => { d.open = true; })")
-    # CodeMirror lays out an editor that just became visible: wait until every one has lines
-    page.wait_for_function("[...document.querySelectorAll('article details[open] .CodeMirror')]"
-                           ".every(cm => cm.querySelector('.CodeMirror-line') && cm.offsetHeight > 0)",
-                           timeout=10_000)
-    violations = run_axe(page)
-    assert not violations, f"{docname} (live):\n{describe(violations)}"
-
-
 def active(page, selector: str) -> bool:
     return page.evaluate("(s) => !!document.activeElement && document.activeElement.matches(s)", selector)
 
@@ -64,7 +50,11 @@ def tab_to(page, selector: str, limit: int) -> int:
 
 
 @pytest.mark.parametrize("docname", CODE_PAGES)
-def test_live_code_and_every_run_button_work_from_the_keyboard(context, site, jupyter_server, docname):
+def test_live_code_works_from_the_keyboard_and_axe_finds_nothing_while_it_runs(context, site, jupyter_server,
+                                                                                docname):
+    """One Live Code session a page (a kernel and the page's set-up cells cost seconds of a
+    core each): started and used from the keyboard alone, then checked by axe with every
+    hidden cell opened, its editors laid out and a cell's new output on the page."""
     page = open_page(context, site, docname)
 
     # Live Code: Tab to the launch menu, open it with Enter, arrow down to Live Code, Enter.
@@ -123,3 +113,12 @@ def test_live_code_and_every_run_button_work_from_the_keyboard(context, site, ju
         wait_output(page, cell["i"], expected)
         page.keyboard.press("Shift+Tab")  # back into the editor
         assert active(page, ".CodeMirror textarea"), "Shift+Tab from the run button does not reach the editor"
+
+    # axe with Live Code running: every cell's editor shown (hidden cells opened)
+    page.evaluate("document.querySelectorAll('article details').forEach(d => { d.open = true; })")
+    # CodeMirror lays out an editor that just became visible: wait until every one has lines
+    page.wait_for_function("[...document.querySelectorAll('article details[open] .CodeMirror')]"
+                           ".every(cm => cm.querySelector('.CodeMirror-line') && cm.offsetHeight > 0)",
+                           timeout=10_000)
+    violations = run_axe(page)
+    assert not violations, f"{docname} (live):\n{describe(violations)}"
