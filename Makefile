@@ -20,12 +20,10 @@ PREVIEW_PORT ?= 8000
 .PHONY: check build test slides handout preview bench robustness claims clean mutants new-book
 
 # Two packages, both editable: the course code (src/pyproject.toml, rec11) and the book's
-# build and tools (pyproject.toml, rec11-book). --no-compile: pip would compile all 14,000
-# Python files of the installs one by one (about a minute on 2 cores); Python compiles a module
-# when it is first imported instead, and most never are.
+# build and tools (pyproject.toml, rec11-book).
 $(VENV)/.installed: requirements.txt pyproject.toml src/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --no-compile $(PIP_EXTRA) -r requirements.txt
+	$(PY) -m pip install --quiet $(PIP_EXTRA) -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e ./src -e .
 	touch $@
 
