@@ -1,4 +1,5 @@
-"""Live code on every page with code: start it, edit and run a cell, redraw a figure.
+"""Live code on every page with code: start it by keyboard, reach every run button, edit and
+run a cell, redraw a figure, then axe with it running.
 
 Live Code is started the way a student starts it, from the header's launch
 dropdown; the site was built to use a local `jupyter server` (see conftest.py), so
@@ -19,15 +20,19 @@ from browser_support import (
     RUN_TIMEOUT,
     Kernels,
     book_dir,
+    describe,
     first_editable,
+    open_page,
     output_text,
     page_url,
     pages_with_code,
     reveal,
+    run_axe,
     start_live_code,
     status_text,
     type_and_run,
     wait_output,
+    wait_ready,
 )
 
 from rec11_book.shared.pagefacts import trains_models
@@ -45,24 +50,99 @@ def assert_no_unexpected_errors(page, cells):
         assert "Traceback" not in text and "Error:" not in text, f"cell {cell['i']} shows an error:\n{text[:2000]}"
 
 
+def active(page, selector: str) -> bool:
+    return page.evaluate("(s) => !!document.activeElement && document.activeElement.matches(s)", selector)
+
+
+def tab_to(page, selector: str, limit: int) -> int:
+    """Press Tab until the focused element matches; return how many presses it took."""
+    for presses in range(1, limit + 1):
+        page.keyboard.press("Tab")
+        if active(page, selector):
+            return presses
+    raise AssertionError(f"{selector} not reached after {limit} presses of Tab")
+
+
+def start_by_keyboard(page) -> dict:
+    """Tab to the launch menu, open it with Enter, arrow down to Live Code, Enter; wait for
+    the kernel and the set-up cells. Returns the timings of ``wait_ready``."""
+    tab_to(page, ".dropdown-launch-buttons > button.dropdown-toggle", limit=80)
+    page.keyboard.press("Enter")
+    for _ in range(6):
+        page.keyboard.press("ArrowDown")
+        if active(page, ".btn-launch-thebe"):
+            break
+    assert active(page, ".btn-launch-thebe"), "Live Code is not reachable with the arrow keys"
+    page.keyboard.press("Enter")
+    return wait_ready(page)
+
+
+def tab_through_every_run_button(page, docname: str) -> None:
+    """Every run button is reached by Tab, from Live Code on. A hidden cell is opened from
+    its summary, a collapsed answer from its toggle button, with Enter; an editor is left
+    with Escape (Tab inside it indents)."""
+    buttons = page.locator(f"{CELLS} .thebe-run-button").count()
+    assert buttons > 0
+    page.evaluate("window.__reached = new Set()")
+    for _ in range(12 * buttons + 200):
+        where = page.evaluate("""() => {
+            const el = document.activeElement;
+            if (el.matches('.thebe-run-button')) window.__reached.add(el.closest('.thebe-cell').dataset.thebeId);
+            if (el.closest('.CodeMirror')) return 'editor';
+            if (el.matches('summary') && !el.parentElement.open && el.parentElement.querySelector('.thebe-cell'))
+                return 'closed';
+            const dropdown = el.matches('button.toggle-button') && el.closest('.admonition.dropdown');
+            if (dropdown && !dropdown.classList.contains('toggle-shown') && dropdown.querySelector('.thebe-cell'))
+                return 'closed';  // a collapsed answer (sphinx-togglebutton) that holds live cells
+            return window.__reached.size;
+        }""")
+        if where == buttons:
+            break
+        if where == "editor":
+            page.keyboard.press("Escape")
+        elif where == "closed":
+            page.keyboard.press("Enter")
+        page.keyboard.press("Tab")
+    reached = page.evaluate("window.__reached.size")
+    assert reached == buttons, f"{docname}: Tab reached {reached} of {buttons} run buttons"
+
+
 @pytest.mark.parametrize("docname", PAGES)
-def test_live_code_runs_edited_cells_and_redraws_figures(context, site, jupyter_server, docname):
-    page = context.new_page()
-    page.goto(page_url(site, docname))
-    timings = start_live_code(page)
+def test_live_code_on_each_page_by_keyboard_alone_then_axe_with_it_running(context, site, jupyter_server, docname):
+    """One Live Code session a page carries every check of it (a kernel and the page's set-up
+    cells cost seconds of a core each): started from the keyboard, its ready message; every
+    run button reached by Tab; a cell edited and run with Enter, then with Space; the first
+    figure after it redrawn with its alt text; no cell showing an unexpected error; then axe
+    (WCAG 2.1 AA, as test_accessibility.py runs it) with every hidden cell opened."""
+    page = open_page(context, site, docname)
+    timings = start_by_keyboard(page)
     assert "Jupyter server at 127.0.0.1" in status_text(page), status_text(page)
     trains = trains_models((book_dir() / f"{docname}.md").read_text())
     assert ("trains its own copy of this page's models" in status_text(page)) == trains, \
         f"{docname}: the ready message should say whether the reader's models can differ from the page's"
     cells = page.evaluate(FIND_CELLS)
     assert any(c["live"] for c in cells), f"{docname}: no live cells"
+    tab_through_every_run_button(page, docname)
 
-    # Edit a cell with the keyboard, run it, see its new output.
+    # Use one: type in the editor, Escape, Tab to its run button, Enter; then again with Space.
     cell = first_editable(cells)
-    type_and_run(page, cell, "print('edited', 6 * 7)")
-    run_seconds = wait_output(page, cell["i"], "edited 42")  # timed from just after the click
+    box = page.locator(CELLS).nth(cell["i"])
+    box.locator(".CodeMirror textarea").focus()
+    seconds = {}
+    for key, code, expected in [("Enter", "print('enter', 2 + 3)", "enter 5"),
+                                ("Space", "print('space', 3 + 4)", "space 7")]:
+        page.keyboard.press("Control+Home")
+        page.keyboard.type(code)
+        page.keyboard.press("Enter")
+        page.keyboard.press("Escape")
+        page.keyboard.press("Tab")
+        assert active(page, ".thebe-run-button"), "Tab from the editor does not reach its run button"
+        page.keyboard.press(key)
+        seconds[key] = wait_output(page, cell["i"], expected)  # timed from just after the key
+        page.keyboard.press("Shift+Tab")  # back into the editor
+        assert active(page, ".CodeMirror textarea"), "Shift+Tab from the run button does not reach the editor"
     row = {"click→kernel ready": f"{timings['kernel']:.2f} s", "click→set-up done": f"{timings['ready']:.2f} s",
-           "run→output": f"{run_seconds:.2f} s", "run→new figure": "(no figure)"}
+           "run→output": f"{seconds['Enter']:.2f} s", "run→new figure": "(no figure)"}
 
     # Redraw a figure: the first figure cell after it, run before the cells between them.
     figures = [c for c in cells if c["figure"] and c["live"] and c["i"] > cell["i"] and not c["init"]]
@@ -78,6 +158,15 @@ def test_live_code_runs_edited_cells_and_redraws_figures(context, site, jupyter_
         assert alt and len(alt) >= 15, f"the redrawn figure lost its alt text: {alt!r}"
     assert_no_unexpected_errors(page, cells)
     REPORT["live code"][docname] = row
+
+    # axe with Live Code running: every cell's editor shown (hidden cells opened)
+    page.evaluate("document.querySelectorAll('article details').forEach(d => { d.open = true; })")
+    # CodeMirror lays out an editor that just became visible: wait until every one has lines
+    page.wait_for_function("[...document.querySelectorAll('article details[open] .CodeMirror')]"
+                           ".every(cm => cm.querySelector('.CodeMirror-line') && cm.offsetHeight > 0)",
+                           timeout=10_000)
+    violations = run_axe(page)
+    assert not violations, f"{docname} (live):\n{describe(violations)}"
 
 
 @pytest.mark.parametrize("docname", PAGES[:1])
