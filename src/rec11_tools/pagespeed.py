@@ -165,7 +165,10 @@ def lighthouse_cli(node_modules: Path | None = None) -> Path:
 
 
 def lighthouse_once(url: str) -> dict:
-    """One Lighthouse run, mobile preset: the three scores (0-100) and CLS."""
+    """One Lighthouse run, mobile preset: the three scores (0-100), CLS, the timings, and the
+    host's ``benchmark_index`` (Lighthouse's measure of this machine's CPU). The preset slows the
+    host's CPU 4x whatever its speed, so performance scores compare only between hosts whose
+    indices are alike: the index goes beside every score."""
     with tempfile.TemporaryDirectory(prefix="rec11-lh-") as tmp:
         report = Path(tmp) / "report.json"
         flags = " ".join(["--headless=new", *CHROMIUM_ARGS])
@@ -191,6 +194,7 @@ def lighthouse_once(url: str) -> dict:
         "tbt_ms": audits["total-blocking-time"]["numericValue"],
         "failing_audits": failing,
         "runtime_error": (data.get("runtimeError") or {}).get("code"),
+        "benchmark_index": round(data["environment"]["benchmarkIndex"]),
     }
 
 
@@ -227,11 +231,12 @@ def summary(found: dict) -> dict:
 
 def table(found: dict) -> list[str]:
     lines = ["| page | first screen (kB) | whole page (kB) | every dropdown open (kB) | requests | performance | "
-             "accessibility | best practices | CLS | LCP (s) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "accessibility | best practices | CLS | LCP (s) | host CPU index |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for page, row in found.items():
         lh = row.get("lighthouse")
         scores = (f"{lh['performance']} | {lh['accessibility']} | {lh['best-practices']} | {lh['cls']:.3f} | "
-                  f"{lh['lcp_s']:.1f}") if lh else "– | – | – | – | –"
+                  f"{lh['lcp_s']:.1f} | {lh['benchmark_index']}") if lh else "– | – | – | – | – | –"
         lines.append(f"| {page} | {row['first_screen'] / 1000:.0f} | {row['whole_page'] / 1000:.0f} | "
                      f"{row['every_dropdown_open'] / 1000:.0f} | {row['requests']} | {scores} |")
     return lines
