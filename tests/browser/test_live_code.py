@@ -145,7 +145,9 @@ def test_live_code_on_each_page_by_keyboard_alone_then_axe_with_it_running(conte
            "run→output": f"{seconds['Enter']:.2f} s", "run→new figure": "(no figure)"}
 
     # Redraw a figure: the first figure cell after it, run before the cells between them.
-    figures = [c for c in cells if c["figure"] and c["live"] and c["i"] > cell["i"] and not c["init"]]
+    # (Read again: Tab and Enter opened the hidden cells it passed.)
+    shown = page.evaluate(FIND_CELLS)
+    figures = [c for c in shown if c["figure"] and c["live"] and c["i"] > cell["i"] and not c["init"]]
     if figures:
         fig = figures[0]
         box = page.locator(CELLS).nth(fig["i"])
