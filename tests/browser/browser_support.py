@@ -327,6 +327,20 @@ def live_code_loaded(page) -> None:
     page.wait_for_function("window.rec11LiveCode && window.rec11LiveCode.state === 'idle'", timeout=20_000)
 
 
+def active(page, selector: str) -> bool:
+    """Whether the element that has the keyboard's focus matches ``selector``."""
+    return page.evaluate("(s) => !!document.activeElement && document.activeElement.matches(s)", selector)
+
+
+def tab_to(page, selector: str, limit: int) -> int:
+    """Press Tab until the focused element matches; return how many presses it took."""
+    for presses in range(1, limit + 1):
+        page.keyboard.press("Tab")
+        if active(page, selector):
+            return presses
+    raise AssertionError(f"{selector} not reached after {limit} presses of Tab")
+
+
 def open_page(context, site: str, docname: str):
     """A new tab on the page, loaded (``settle``)."""
     page = context.new_page()

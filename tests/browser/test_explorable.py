@@ -32,7 +32,7 @@ import os
 import re
 
 import pytest
-from browser_support import REPORT, book_dir, describe, page_url, run_axe, settle, site_pages
+from browser_support import REPORT, book_dir, describe, page_url, run_axe, settle, site_pages, tab_to
 
 from rec11_tools.pagespeed import ENTRIES, MAX_PAGE_BYTES, SCROLL
 
@@ -179,16 +179,6 @@ def check_shows_its_value(page, ident: str, before: dict, where: str) -> dict:
     return page.evaluate(STATE, ident)
 
 
-def tab_to(page, ident: str, limit: int = 600) -> int:
-    """Press Tab until the figure's range input has focus; return how many presses it took."""
-    selector = f"#{ident} input[type=range]"
-    for presses in range(1, limit + 1):
-        page.keyboard.press("Tab")
-        if page.evaluate("(s) => document.activeElement && document.activeElement.matches(s)", selector):
-            return presses
-    raise AssertionError(f"{ident}: its slider was not reached after {limit} presses of Tab")
-
-
 def assert_clean(watched: Watched, ctx, docname: str) -> None:
     assert not ctx.off_site.blocked, f"{docname}: off-site requests: {ctx.off_site.blocked}"
     assert not watched.errors, f"{docname}: console errors: {watched.errors}"
@@ -224,7 +214,7 @@ def test_keyboard_moves_every_slider_through_every_frame(phone, site, docname):
         assert state["value"] == state["default"], f"{ident}: starts at {state['value']}, not its default"
         page.locator(f"#{ident}").scroll_into_view_if_needed()  # a lazy default frame loads
         state = check_shows_its_value(page, ident, state, f"{docname} {ident} on load")
-        tab_to(page, ident)
+        tab_to(page, f"#{ident} input[type=range]", limit=600)  # the figure's slider
         outline = page.locator(f"#{ident} input[type=range]").evaluate(
             "e => e.matches(':focus-visible') && getComputedStyle(e).outlineStyle !== 'none'"
             " && parseFloat(getComputedStyle(e).outlineWidth) >= 2")

@@ -19,6 +19,7 @@ from browser_support import (
     REPORT,
     RUN_TIMEOUT,
     Kernels,
+    active,
     book_dir,
     describe,
     first_editable,
@@ -30,6 +31,7 @@ from browser_support import (
     run_axe,
     start_live_code,
     status_text,
+    tab_to,
     type_and_run,
     wait_output,
     wait_ready,
@@ -48,19 +50,6 @@ def assert_no_unexpected_errors(page, cells):
             continue
         text = output_text(page, cell["i"])
         assert "Traceback" not in text and "Error:" not in text, f"cell {cell['i']} shows an error:\n{text[:2000]}"
-
-
-def active(page, selector: str) -> bool:
-    return page.evaluate("(s) => !!document.activeElement && document.activeElement.matches(s)", selector)
-
-
-def tab_to(page, selector: str, limit: int) -> int:
-    """Press Tab until the focused element matches; return how many presses it took."""
-    for presses in range(1, limit + 1):
-        page.keyboard.press("Tab")
-        if active(page, selector):
-            return presses
-    raise AssertionError(f"{selector} not reached after {limit} presses of Tab")
 
 
 def start_by_keyboard(page) -> dict:
