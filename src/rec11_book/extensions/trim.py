@@ -25,6 +25,11 @@ and ``searchindex.js``                              on every page for search-as-
 ``togglebutton.js/.css``                    4 kB    kept: instructor notes and dropdowns
 ======================================  ==========  =================================================
 
+One restyle less: on a first visit the theme's deferred script switches ``<html data-theme>``
+from ``auto`` to ``light`` or ``dark`` after the page has been styled, and the browser styles
+every element again; a small inline script in ``<head>`` sets the same value before anything
+is styled (``compat.theme.settle_theme_script``).
+
 Files are only dropped from a page's HTML; they stay in ``_static`` (other pages, the
 search page and the slide deck may use them).
 """
@@ -37,7 +42,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from rec11_book.compat.sphinx import asset_attributes, asset_filename, same_script
-from rec11_book.compat.theme import trimmed_page_tags
+from rec11_book.compat.theme import settle_theme_script, trimmed_page_tags
 from rec11_book.shared.pages import filter_pages
 
 logger = logging.getLogger(__name__)
@@ -118,4 +123,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("config-inited", theme_mode)
     app.connect("html-page-context", drop_unused, priority=950)
     app.connect("builder-inited", wrap_templates)
+    # Inline, first of the page's scripts: the colour theme is set before the page is styled.
+    app.add_js_file(None, body=settle_theme_script(), priority=100)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
