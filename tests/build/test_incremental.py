@@ -10,6 +10,7 @@ Sphinx does, not a new Python. The pages' cells still run in kernels of their ow
 * the package changes: exactly the pages that import what changed are executed again,
   the others come from the jupyter cache; an edit that changes nothing that runs
   executes nothing;
+* the build's own code changes: every page is written again, from the cache;
 * a rebuild that reads one page: every page's notebook download keeps its outputs, and
   the slide deck keeps every page's slides, with the edited page's new words.
 """
@@ -131,6 +132,28 @@ def test_package_edits_re_execute_exactly_the_pages_that_import_them(mini_book):
     page = mini_book.path / "book" / "plain.md"
     page.write_text(page.read_text().replace("6 * 7", "7 * 6"))
     assert executed(mini_book) == {"plain"}, "a code edit re-executes its own page only"
+
+
+def test_an_edit_to_the_build_code_writes_every_page_again(mini_book, tmp_path, monkeypatch):
+    """Sphinx reads again only the pages whose own files changed, but every page's HTML comes
+    from the book's extensions too: after an edit to them (here to a copy, which the build
+    is pointed at) every page is read and written again, from the cache, and none runs."""
+    from rec11_book.extensions import assets
+
+    code = tmp_path / "rec11_book"
+    shutil.copytree(assets.BUILD_CODE, code, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(assets, "BUILD_CODE", code)
+    mini_book.page("index", "# Home\n\nSome prose.\n" + cell("print(6 * 7)"))
+    mini_book.page("other", "# Other\n\nMore prose.\n")
+    mini_book.toc("index", "other")
+    built(mini_book)
+    assert not built(mini_book).read, "a rebuild with nothing changed read pages again"
+
+    extension = code / "extensions" / "trim.py"
+    extension.write_text(extension.read_text() + "\n# an edit to the build's code\n")
+    rebuilt = built(mini_book)
+    assert rebuilt.read == rebuilt.written == {"book/index", "book/other"}, rebuilt.tail()
+    assert rebuilt.executed == set(), "an edit to the build's code ran a page"
 
 
 # ------------------------------------------------------------------ downloads and the deck after cached builds

@@ -4,8 +4,9 @@
   the theme's accessibility fixes; the slide scripts; Live Code's modules in
   ``static/livecode/``) are served from ``_static``. Sphinx copies static files only
   when it writes a page, and each page links them with a checksum of their content
-  (``?v=``, so that browsers fetch a new version): when they change, every page is
-  re-read and written again (from the execution cache; nothing re-runs).
+  (``?v=``, so that browsers fetch a new version): when they, or the build's Python
+  code, change, every page is re-read and written again (from the execution cache;
+  nothing re-runs).
 * **Pinned npm files, served by the site.** Thebe (``lib/``) and MathJax (``es5/``)
   are copied from ``node_modules`` (exact versions in ``package.json`` and
   ``package-lock.json``) into ``_static/thebe`` and ``_static/mathjax``, once per
@@ -40,13 +41,22 @@ def add_static(app: Sphinx, config) -> None:
     config.html_static_path.append(str(STATIC))
 
 
-def static_changed(app, env, added, changed, removed) -> list[str]:
-    """Every page, when the book's CSS or JS changed: they are copied, and each page's links
-    to them carry their new checksums."""
-    digest = hashlib.sha256(b"".join(f.read_bytes() for f in sorted(STATIC.rglob("*")) if f.is_file()))
-    if getattr(env, "rec11_static", None) == digest.hexdigest():
+BUILD_CODE = STATIC.parent  # rec11_book: the extensions, what they share, and their static files
+
+
+def build_code_changed(app, env, added, changed, removed) -> list[str]:
+    """Every page, when the book's build code changed (its extensions, its CSS or JS, or what
+    they import from ``rec11_book``). Sphinx reads again only the pages whose own files
+    changed, but every page's HTML comes from this code too (its links to the static files
+    carry their checksums); without this, ``make build`` after an edit to an extension
+    would keep the old pages. They are read again from the execution cache: nothing runs."""
+    digest = hashlib.sha256()
+    for f in sorted(BUILD_CODE.rglob("*")):
+        if f.is_file() and "__pycache__" not in f.parts:
+            digest.update(f"{f.relative_to(BUILD_CODE)}\0".encode() + f.read_bytes())
+    if getattr(env, "rec11_build_code", None) == digest.hexdigest():
         return []
-    env.rec11_static = digest.hexdigest()
+    env.rec11_build_code = digest.hexdigest()
     return sorted(env.found_docs)
 
 
@@ -196,7 +206,7 @@ def copy_packages(app: Sphinx, exception) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", add_static)
-    app.connect("env-get-outdated", static_changed)
+    app.connect("env-get-outdated", build_code_changed)
     app.connect("builder-inited", check_packages)
     app.connect("build-finished", copy_packages)
     app.add_css_file("rec11.css")
