@@ -11,7 +11,7 @@ in src/rec11_book/static/rec11-a11y.js and rec11.css.
 from __future__ import annotations
 
 import pytest
-from browser_support import book_dir, describe, open_page, run_axe, site_pages
+from browser_support import book_dir, describe, open_page, page_url, run_axe, settle, site_pages
 
 pytestmark = pytest.mark.browser
 
@@ -23,3 +23,35 @@ def test_axe_finds_no_violations(context, site, docname):
     page = open_page(context, site, docname)
     violations = run_axe(page)
     assert not violations, f"{docname}:\n{describe(violations)}"
+
+
+# Each displayed formula: [wider than its column, its tabindex]
+FORMULAS = """() => [...document.querySelectorAll("mjx-container[display='true'], div.math-wrapper")]
+    .map(m => [m.scrollWidth > m.clientWidth, m.getAttribute("tabindex")])"""
+
+
+def formulas_once_settled(page) -> list[list]:
+    """The formulas' state once each is a tab stop exactly when it is wider than its column
+    (the fix runs after the browser lays the page out); at most 5 s, then as they are."""
+    agreed = f"() => ({FORMULAS})().every(([wide, tabindex]) => wide === (tabindex === '0'))"
+    try:
+        page.wait_for_function(agreed, timeout=5_000)
+    except Exception:  # noqa: BLE001 - the assertion below shows the state that never agreed
+        pass
+    return page.evaluate(FORMULAS)
+
+
+def test_a_wide_formula_is_a_tab_stop_while_it_is_wider_than_its_column(context, site):
+    """scrollable-region-focusable at every width: on a phone a displayed formula wider than
+    the column scrolls sideways, so the keyboard must reach it; on a desktop it fits, and
+    it is no tab stop (rec11-a11y.js)."""
+    page = context.new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(page_url(site, "book/diffusion"))
+    settle(page)
+    for width, some_wide in ((390, True), (1280, False), (390, True)):
+        page.set_viewport_size({"width": width, "height": 844})
+        found = formulas_once_settled(page)
+        assert found and any(wide for wide, _ in found) == some_wide, f"at {width} px: {found}"
+        wrong = [f for f in found if f[0] != (f[1] == "0")]
+        assert not wrong, f"at {width} px, [wider than its column, tabindex] of each formula: {found}"
