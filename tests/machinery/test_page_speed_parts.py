@@ -154,3 +154,41 @@ def test_a_glyph_defined_two_ways_or_not_at_all_is_an_error():
         share_glyphs(orphan)
     with pytest.raises(GlyphError, match="TEX-I-1D465"):
         own_glyphs(orphan)
+
+
+# --- rec11_tools.loadwork: a trace's style work, with its causes ------------------------------
+
+
+def _work(name: str, ts: int, ms: float, elements: int = 0, script: str = "") -> dict:
+    begin = {"stackTrace": [{"functionName": "read", "url": f"http://h/_static/{script}?v=1"}]} if script else {}
+    return {"name": name, "ph": "X", "ts": ts, "dur": int(ms * 1000),
+            "args": {"elementCount": elements, "beginData": begin}}
+
+
+def _cause(ts: int, attribute: str, node: str) -> dict:
+    return {"name": "StyleInvalidatorInvalidationTracking", "ph": "I", "ts": ts,
+            "args": {"data": {"changedAttribute": attribute, "nodeName": node}}}
+
+
+def test_a_trace_names_what_caused_each_large_restyle_and_which_script_forced_work():
+    from rec11_tools.loadwork import summarise
+
+    events = [
+        _work("UpdateLayoutTree", 50, 40.0, elements=3000),  # the first styling: nothing caused it
+        _cause(10, "class", "DIV"),                           # (sorted by time: before the first)
+        _cause(100, "data-theme", "HTML"),
+        _cause(101, "data-theme", "HTML"),
+        _work("UpdateLayoutTree", 200, 600.0, elements=4485),
+        _cause(300, "hidden", "BUTTON"),
+        _work("UpdateLayoutTree", 400, 5.0, elements=20, script="rec11-a11y.js"),  # small: not listed
+        _work("Layout", 410, 30.0, script="rec11-a11y.js"),
+        _work("Layout", 420, 2.0, script="rec11-a11y.js"),
+        {"name": "LayoutInvalidationTracking", "ph": "I", "ts": 430, "args": {"data": {"reason": "Added"}}},
+        _work("UpdateLayoutTree", 440, 50.0, elements=1500),  # caused by nothing the trace tracks
+        {"name": "Paint", "ph": "X", "ts": 500, "dur": 9000, "args": {}},  # not style or layout
+    ]
+    found = summarise(events)
+    assert [(r["elements"], r["causes"]) for r in found["restyles"]] == [
+        (3000, [("class", "DIV", 1)]), (4485, [("data-theme", "HTML", 2)]), (1500, [])]
+    assert found["forced"] == {"read@rec11-a11y.js": [3, 37.0]}
+    assert found["total_ms"] == pytest.approx(727.0)
