@@ -1,6 +1,9 @@
-"""`make build` refuses to build a checkout with another checkout's code (a copied .venv)."""
+"""`make build` refuses to build a checkout with another checkout's code (a copied .venv), and starts
+without jsonschema's slow optional import."""
 
 from pathlib import Path
+
+import pytest
 
 from rec11_book.commands import build
 
@@ -81,3 +84,30 @@ def test_models_already_trained_start_no_training_process(tmp_path, monkeypatch)
     stamp.parent.mkdir(parents=True)
     stamp.touch()
     assert build.train_models(tmp_path) == 0 and started == []
+
+
+def test_the_build_blocks_jsonschemas_slow_import_before_the_pages_ahead_step(tmp_path, monkeypatch):
+    """The pages-ahead step imports jupyter-cache, which imports jsonschema, whose optional
+    ``rfc3987_syntax`` builds grammars for 1.8 s at import; ``make build`` blocks it first
+    (compat.jsonschema), as the Sphinx child does."""
+    import sys
+
+    name = "rfc3987_syntax"
+    held = sys.modules.pop(name, "absent")
+    seen = {}
+
+    def pages_ahead(*args, **kwargs):
+        seen["blocked"] = name in sys.modules and sys.modules[name] is None
+        raise SystemExit(0)
+
+    monkeypatch.setattr(build.preexecute, "run", pages_ahead)
+    monkeypatch.setattr(build, "train_models", lambda book: 0)
+    (tmp_path / "_config.yml").write_text("title: t\n")
+    try:
+        with pytest.raises(SystemExit):
+            build.main(["--book", str(tmp_path)])
+    finally:
+        sys.modules.pop(name, None)
+        if held != "absent":
+            sys.modules[name] = held
+    assert seen == {"blocked": True}, "the pages-ahead step could import jsonschema's slow optional module"

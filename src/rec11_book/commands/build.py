@@ -34,6 +34,7 @@ from pathlib import Path
 from rec11.chapter import load_substitutions
 from rec11.models import MODULES, stamp, stamp_modules
 from rec11_book.commands import preexecute
+from rec11_book.compat.jsonschema import block_optional_imports
 from rec11_book.compat.myst_nb import cell_failure
 from rec11_book.compat.nbclient import cell_source_header
 from rec11_book.compat.nbclient import failed_cells as failed_cells_in
@@ -277,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="pages run side by side before the build (default: 2, or 1 on one core)")
     args = parser.parse_args(argv)
+    # jupyter-cache, which the pages-ahead step imports, imports jsonschema: 1.8 s of grammars
+    # for format checks nothing here runs (the Sphinx child blocks them too: commands.quickstart)
+    block_optional_imports()
     problem = foreign_package(args.book.resolve())
     if problem:
         print(problem, file=sys.stderr)
