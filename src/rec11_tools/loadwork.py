@@ -64,8 +64,9 @@ def summarise(events: list[dict], min_elements: int = MIN_ELEMENTS) -> dict:
         frames = [f for f in (args.get("beginData") or {}).get("stackTrace") or []
                   if f.get("url", "").startswith("http")]  # the page's scripts, not the browser's own
         if frames:
-            forced[_script(frames)][0] += 1
-            forced[_script(frames)][1] += ms
+            work = forced[_script(frames)]
+            work[0] += 1
+            work[1] += ms
         elements = args.get("elementCount") or 0
         if name == "UpdateLayoutTree" and elements >= min_elements:
             restyles.append({"ms": ms, "elements": elements, "forced_by": _script(frames) if frames else "",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 from browser_support import book_dir, describe, open_page, page_url, run_axe, settle, site_pages
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = pytest.mark.browser
 
@@ -36,7 +37,7 @@ def formulas_once_settled(page) -> list[list]:
     agreed = f"() => ({FORMULAS})().every(([wide, tabindex]) => wide === (tabindex === '0'))"
     try:
         page.wait_for_function(agreed, timeout=5_000)
-    except Exception:  # noqa: BLE001 - the assertion below shows the state that never agreed
+    except PlaywrightTimeout:  # the assertion below shows the state that never agreed
         pass
     return page.evaluate(FORMULAS)
 

@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -31,6 +30,7 @@ from sphinx.util import logging
 
 from rec11_book.compat.theme import empty_icon_script, icon_fonts
 from rec11_book.shared.files import PACKAGES, STATIC, find_package, package_version, skip_dev_files
+from rec11_book.shared.pages import digest
 
 logger = logging.getLogger(__name__)
 
@@ -50,13 +50,11 @@ def build_code_changed(app, env, added, changed, removed) -> list[str]:
     changed, but every page's HTML comes from this code too (its links to the static files
     carry their checksums); without this, ``make build`` after an edit to an extension
     would keep the old pages. They are read again from the execution cache: nothing runs."""
-    digest = hashlib.sha256()
-    for f in sorted(BUILD_CODE.rglob("*")):
-        if f.is_file() and "__pycache__" not in f.parts:
-            digest.update(f"{f.relative_to(BUILD_CODE)}\0".encode() + f.read_bytes())
-    if getattr(env, "rec11_build_code", None) == digest.hexdigest():
+    files = [f for f in sorted(BUILD_CODE.rglob("*")) if f.is_file() and "__pycache__" not in f.parts]
+    code = digest(*(part for f in files for part in (f.relative_to(BUILD_CODE).as_posix(), f.read_bytes())))
+    if getattr(env, "rec11_build_code", None) == code:
         return []
-    env.rec11_build_code = digest.hexdigest()
+    env.rec11_build_code = code
     return sorted(env.found_docs)
 
 
