@@ -159,3 +159,12 @@ def build(book: Path, out: Path | None = None) -> Build:
 def text(html: Path) -> str:
     """A written page's text, tags removed and spaces collapsed."""
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html.read_text()))
+
+
+def budget_notes(attention: float) -> str:
+    """Four notes, one per block of the real _config.yml's budget (42, 10, 26, 5; slack 3), each
+    after its slide's content; ``attention`` minutes for the first."""
+    return "".join(f":::{{slide}}\nSlide {block}.\n:::\n\n:::{{instructor-note}}\n:slide: {block.title()}\n"
+                   f":minutes: {minutes:g}\n:block: {block}\n\nSay it.\n:::\n\n"
+                   for block, minutes in [("attention", attention), ("generation", 10), ("generative", 26),
+                                          ("close", 5)])

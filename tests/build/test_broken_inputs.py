@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 import yaml
+from build_support import budget_notes
 
 from rec11_book.extensions import facts
 
@@ -136,15 +137,6 @@ def test_an_unnamed_figure_cannot_be_exported(mini_book):
     line = page.read_text().splitlines().index("import matplotlib.pyplot as plt") + 1
     failed_with(mini_book.build(), f"figs.md:{line}", "this code cell draws a figure without a name",
                 "Fix: give the cell `mystnb: figure: name:`")
-
-
-def budget_notes(attention: float) -> str:
-    """Four notes, one per block of the real _config.yml's budget (42, 10, 26, 5; slack 3), each
-    after its slide's content; ``attention`` minutes for the first."""
-    return "".join(f":::{{slide}}\nSlide {block}.\n:::\n\n:::{{instructor-note}}\n:slide: {block.title()}\n"
-                   f":minutes: {minutes:g}\n:block: {block}\n\nSay it.\n:::\n\n"
-                   for block, minutes in [("attention", attention), ("generation", 10), ("generative", 26),
-                                          ("close", 5)])
 
 
 def test_notes_over_the_budget_name_the_note_and_count_every_failure(mini_book):

@@ -15,6 +15,8 @@ does not list) is named, so it can be added there.
 
 A build that finds everything as the last passing build left it (``unchanged``) stops there:
 that build's checks hold for the same inputs, and Sphinx would read nothing and write nothing.
+One that finds only prose changed since (``pages_may_run``) skips the pages-ahead step, which
+would look up every page in the cache to run none.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+from typing import NamedTuple
 
-from rec11.chapter import load_substitutions
+from rec11.chapter import load_substitutions, toc_pages
 from rec11.models import MODULES, stamp, stamp_modules
 from rec11_book.commands import preexecute
 from rec11_book.compat.jsonschema import block_optional_imports
@@ -41,6 +44,7 @@ from rec11_book.compat.nbclient import failed_cells as failed_cells_in
 from rec11_book.compat.pyzmq import kernel_shutdown_error
 from rec11_book.compat.sphinx import logged_warnings
 from rec11_book.extensions import executions
+from rec11_book.shared import why
 from rec11_book.shared.execution import book_config, built_commit, cache_path, course_package, package_hash
 from rec11_book.shared.figures import FigureError, publish
 from rec11_book.shared.pagefacts import page_modules
@@ -198,39 +202,79 @@ NOT_READ = {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", ".r
 OWN_SETTINGS = {"REC11_TRAINING_LOG", QUIET_TRAINING}
 
 
-def build_state(book: Path, out: Path, figures: Path, environ: dict) -> str:
+class State(NamedTuple):
+    """What a build starts from (``build_state``)."""
+
+    whole: str  # a digest of everything: equal means a build would start where the last one ended
+    besides_pages: str  # the same digest without the book's markdown files
+    pages: dict[str, str]  # each markdown file of the book: its size and modification time
+
+
+def build_state(book: Path, out: Path, figures: Path, environ: dict) -> State:
     """A digest of everything a build reads and writes: every file under the book's folder, the
     output folder and the figures (path, size, modification time; not bytecode or tools' caches),
     the npm install's stamp, the execution cache wherever ``_config.yml`` puts it, the installed
     packages (their folder changes when one is added or removed), the commit, this Python and
-    the ``REC11_*`` settings. Two equal digests mean a build would start from the same state."""
+    the ``REC11_*`` settings. Two equal digests mean a build would start from the same state.
+    The book's markdown files (not the site's copies of them) are also kept apart, for
+    ``pages_may_run``."""
     roots = {book.resolve(), out.resolve(), figures.resolve(), cache_path(book, out).resolve()}
-    seen = []
+    site = (out / "_build").resolve()
+    seen, pages = [], {}
     for root in sorted(r for r in roots if not any(other in r.parents for other in roots)):  # each file once
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d not in NOT_READ
                              and os.path.relpath(os.path.join(folder, d), root) not in NOT_READ)
+            in_site = Path(folder) == site or site in Path(folder).parents
             for name in sorted(files):
                 path = os.path.join(folder, name)
                 if name in (LAST_PASSED, executions.RECORD):  # what the last build did, not what it read
                     continue
                 with contextlib.suppress(OSError):
                     st = os.stat(path)
-                    seen.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}")
+                    if name.endswith(".md") and not in_site:
+                        pages[path] = f"{st.st_size}:{st.st_mtime_ns}"
+                    else:
+                        seen.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}")
     for path in (book / "node_modules" / ".installed", Path(sysconfig.get_paths()["purelib"])):
         with contextlib.suppress(OSError):
             seen.append(f"{path.resolve()}\0{path.stat().st_mtime_ns}")
     settings = sorted((k, v) for k, v in environ.items()
                       if (k.startswith("REC11_") or k == "GITHUB_SHA") and k not in OWN_SETTINGS)
     seen += [built_commit(book, ""), sys.executable, json.dumps(settings)]
-    return hashlib.sha256("\n".join(seen).encode()).hexdigest()
+    besides_pages = hashlib.sha256("\n".join(seen).encode()).hexdigest()
+    whole = hashlib.sha256("\n".join([besides_pages, *(f"{p}\0{s}" for p, s in pages.items())]).encode())
+    return State(whole.hexdigest(), besides_pages, pages)
 
 
-def unchanged(out: Path, state: str) -> bool:
-    """Whether the last build into ``out`` passed and left everything as ``state`` finds it."""
+def last_passed(out: Path) -> dict:
+    """What the last build into ``out`` recorded when it passed (``State``'s fields); {} if it did not."""
     with contextlib.suppress(OSError, ValueError):
-        return json.loads((out / "_build" / ".doctrees" / LAST_PASSED).read_text())["state"] == state
-    return False
+        return json.loads((out / "_build" / ".doctrees" / LAST_PASSED).read_text())
+    return {}
+
+
+def unchanged(out: Path, state: State) -> bool:
+    """Whether the last build into ``out`` passed and left everything as ``state`` finds it."""
+    return last_passed(out).get("whole") == state.whole
+
+
+def pages_may_run(book: Path, out: Path, state: State, last: dict) -> bool:
+    """Whether the pages-ahead step (``preexecute.run``, 2 s to find that no page needs to run)
+    may find a page to run. Not when only markdown files changed since the last build passed
+    (every page with code was then in the execution cache, which has not changed since) and no
+    page with code among them reads other code than at its last run (``why``). A page whose
+    code draws the session plan reads every page's instructor notes, so it is asked too. A
+    wrong answer costs time, never a different page: Sphinx runs a page the cache lacks."""
+    if last.get("besides_pages") != state.besides_pages:
+        return True
+    edited = {Path(path) for path, stat in state.pages.items() if last.get("pages", {}).get(path) != stat}
+    if not edited:
+        return False
+    root = book.resolve()
+    with_code = [root / f"{name}.md" for name in toc_pages(root)]
+    planned = {root / name for name, inputs in why.load(cache_path(root, out.resolve())).items() if inputs["notes"]}
+    return bool(preexecute.code_changed(root, out.resolve(), [p for p in with_code if p in edited or p in planned]))
 
 
 def remove_stale_handouts(book: Path, html: Path) -> list[Path]:
@@ -289,13 +333,15 @@ def main(argv: list[str] | None = None) -> int:
     figures = args.figures or args.book / "figures"
     start = time.perf_counter()
     environ = dict(os.environ)  # before this command sets its own
-    last_passed = out / "_build" / ".doctrees" / LAST_PASSED
-    if unchanged(out, build_state(args.book, out, figures, environ)):
+    state = build_state(args.book, out, figures, environ)
+    if unchanged(out, state):
         executions.forget(out / "_build" / ".doctrees")  # this build ran no page
         print(f"rec11: nothing changed since the last build passed (pages, code, settings, caches and"
               f" the site are as it left them); {time.perf_counter() - start:.1f} s")
         return 0
-    last_passed.unlink(missing_ok=True)
+    last = last_passed(out)  # read before it goes: pages_may_run compares with it
+    record = out / "_build" / ".doctrees" / LAST_PASSED
+    record.unlink(missing_ok=True)
     if train_models(args.book) != 0:
         print("rec11: training the pages' models FAILED (python -m rec11.models); see above", file=sys.stderr)
         return 1
@@ -313,7 +359,12 @@ def main(argv: list[str] | None = None) -> int:
 
     doctrees = out / "_build" / ".doctrees"
     executions.forget(doctrees)
-    ahead = preexecute.run(args.book.resolve(), out.resolve(), jobs=args.jobs, log=say)
+    if pages_may_run(args.book, out, state, last):
+        ahead = preexecute.run(args.book.resolve(), out.resolve(), jobs=args.jobs, log=say)
+    else:
+        say("rec11: only prose changed since the last build passed; no page runs before the build")
+        preexecute.nothing_ran(args.book.resolve(), out.resolve())
+        ahead = {"ran": [], "failed": [], "cached": []}
     code, log = build(args.book, out, training_log=training_log)
     log = "\n".join(ahead_log) + "\n" + log
     # the pages run before Sphinx, as docnames; Sphinx then found them in the cache
@@ -356,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     if stale:
         print(f"rec11: removed {', '.join(p.name for p in stale)}, older than the pages; "
               "make handout prints them again")
-    last_passed.write_text(json.dumps({"state": build_state(args.book, out, figures, environ)}))
+    record.write_text(json.dumps(build_state(args.book, out, figures, environ)._asdict()))
     return 0
 
 

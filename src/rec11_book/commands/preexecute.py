@@ -72,6 +72,28 @@ def uncached(cache, page: Path, root: Path, config: dict, md_config):
     return None
 
 
+def code_changed(root: Path, out: Path, pages: list[Path]) -> dict[str, dict]:
+    """{name: its inputs now} for each of ``pages`` with code whose code reads other inputs than
+    at its last run here, or has no record of one (``why``): the quick test before the cache
+    is asked, which costs its database and each page's notebook."""
+    config = book_config(root)
+    last_run, package = why.load(cache_path(root, out, config)), course_package(root, config)
+    found = {}
+    for page in pages:
+        if not page.is_file() or "{code-cell}" not in page.read_text():
+            continue
+        name, inputs = page.relative_to(root).as_posix(), why.page_inputs(root, page, package)
+        if why.differ(last_run.get(name), inputs):
+            found[name] = inputs
+    return found
+
+
+def nothing_ran(root: Path, out: Path) -> None:
+    """Record that this build ran no page before it: no older build's reasons stay beside the cache."""
+    folder = cache_path(root, out)
+    why.save(folder, why.load(folder), {})
+
+
 def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]:
     """Execute and cache every page the cache lacks; returns {"ran", "failed", "cached"}."""
     from jupyter_cache import get_cache

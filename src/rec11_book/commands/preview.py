@@ -127,24 +127,17 @@ def code_edits(book: Path, changed: list[Path]) -> bool:
     cache asked, as ``preexecute`` asks it, and a page it holds is recorded as run."""
     from jupyter_cache import get_cache
 
-    from rec11_book.commands.preexecute import uncached
+    from rec11_book.commands.preexecute import code_changed, uncached
     from rec11_book.shared import why
-    from rec11_book.shared.execution import book_config, cache_path, course_package, parser_config
+    from rec11_book.shared.execution import book_config, cache_path, parser_config
 
     pages = [Path(p) for p in changed if Path(p).suffix == ".md" and Path(p).is_relative_to(book / "book")]
     if len(pages) < len(changed):
         return True
     config = book_config(book)
     folder = cache_path(book, book, config)
-    last_run = why.load(folder)
-    package = course_package(book, config)
-    for page in pages:
-        if not page.is_file() or "{code-cell}" not in page.read_text():
-            continue
-        name, inputs = page.relative_to(book).as_posix(), why.page_inputs(book, page, package)
-        if not why.differ(last_run.get(name), inputs):
-            continue
-        if uncached(get_cache(str(folder)), page, book, config, parser_config(config)) is not None:
+    for name, inputs in code_changed(book, book, pages).items():
+        if uncached(get_cache(str(folder)), book / name, book, config, parser_config(config)) is not None:
             return True
         why.remember(folder, name, inputs)  # the cache's outputs are of this code: the next save is quick
     return False

@@ -28,13 +28,16 @@ import json
 import posixpath
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from docutils import nodes
-from sphinx.application import Sphinx
 
 from rec11_book.compat.myst_nb import glue_file, output_folder
 from rec11_book.compat.sphinx import filter_rendered_pages, warnings_fail_build
+
+if TYPE_CHECKING:  # the build's own tools read pages without starting Sphinx
+    from sphinx.application import Sphinx
 
 _CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
 
