@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
-from rec11_book.extensions.images import add_attributes, optimise_png
+from rec11_book.extensions.images import PALETTE_MAX_DIFF, add_attributes, optimise_png
 from rec11_book.extensions.trim import trim_html
 from rec11_book.shared.pages import GlyphError, own_glyphs, share_glyphs, unique_ids
 
@@ -37,6 +37,30 @@ def test_a_plot_gets_smaller_and_looks_the_same():
     assert after.size == before.size
     worst = max(abs(a - b) for a, b in zip(before.tobytes(), after.tobytes()))
     assert worst <= 16
+
+
+def anti_aliased_plot() -> Image.Image:
+    """Lines drawn at 4x and scaled down, as matplotlib's anti-aliasing blends them into the
+    background: hundreds of colours, most of them near one of four."""
+    image = Image.new("RGB", (1200, 800), "white")
+    draw = ImageDraw.Draw(image)
+    for k, colour in enumerate(["#0072B2", "#D55E00", "#009E73"]):
+        draw.line([(0, 80 + 200 * k), (1200, 720 - 160 * k)], fill=colour, width=9)
+    return image.resize((300, 200), Image.Resampling.LANCZOS)
+
+
+def test_a_plot_gets_the_fewest_colours_that_look_the_same():
+    image = anti_aliased_plot()
+    assert len(image.getcolors(10_000)) > 256, "not a figure a palette must approximate"
+    out, how = optimise_png(png(image))
+    small = Image.open(io.BytesIO(out))
+    assert how == "palette" and len(small.getpalette()) // 3 < 256
+    worst = max(abs(a - b) for a, b in zip(image.tobytes(), small.convert("RGB").tobytes()))
+    assert worst <= PALETTE_MAX_DIFF
+    full = image.quantize(colors=256, method=Image.Quantize.MAXCOVERAGE, dither=Image.Dither.NONE)
+    buffer = io.BytesIO()
+    full.save(buffer, format="PNG", optimize=True)
+    assert len(out) < len(buffer.getvalue()), "fewer colours, and no smaller a file"
 
 
 def test_a_smooth_gradient_is_not_quantized():
