@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rec11.notes import Note, collect, notes_in
-from rec11.sources import imported_modules, module_closure
+from rec11.sources import PACKAGE, imported_modules, module_closure
 from rec11_book.shared.pages import package_dir, parse_cells
 
 
@@ -46,8 +46,9 @@ class PageFacts:
 def facts(text: str) -> PageFacts:
     """The code facts of a page whose MyST source is ``text``."""
     cells = tuple(parse_cells(text))
-    # cell by cell, so that one cell that is not valid Python cannot hide the others' imports
-    modules = frozenset().union(*(imported_modules(code) for _, _, code in cells))
+    # cell by cell, so that one cell that is not valid Python cannot hide the others' imports;
+    # a cell that never names the package imports none of its modules: no syntax tree to build
+    modules = frozenset().union(*(imported_modules(code) for _, _, code in cells if PACKAGE in code))
     return PageFacts(cells, modules)
 
 
