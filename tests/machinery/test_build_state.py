@@ -66,13 +66,13 @@ def test_only_a_build_that_passed_is_a_reason_to_stop(tmp_path, capsys):
     record = book / "_build" / ".doctrees" / build.LAST_PASSED
     assert not build.unchanged(book, full_state(book)), "no build has passed yet"
     record.parent.mkdir(parents=True)
-    record.write_text(json.dumps({"whole": state(book, {"REC11_SEED": "7"})}))
+    record.write_text(json.dumps({"state": state(book, {"REC11_SEED": "7"})}))
     assert not build.unchanged(book, full_state(book)), "the last build passed from another state"
-    record.write_text(json.dumps({"whole": state(book)}))
+    record.write_text(json.dumps({"state": state(book)}))
     assert build.unchanged(book, full_state(book))
     # the command itself: with the record written from the environment it runs in, it stops before
     # it trains or runs anything, and says so (a book of one page with no package runs nothing else)
     environ = {k: v for k, v in os.environ.items() if k.startswith("REC11_") or k == "GITHUB_SHA"}
-    record.write_text(json.dumps({"whole": state(book, environ)}))
+    record.write_text(json.dumps({"state": state(book, environ)}))
     assert build.main(["--book", str(book)]) == 0
     assert "nothing changed since the last build passed" in capsys.readouterr().out

@@ -248,15 +248,17 @@ def build_state(book: Path, out: Path, figures: Path, environ: dict) -> State:
 
 
 def last_passed(out: Path) -> dict:
-    """What the last build into ``out`` recorded when it passed (``State``'s fields); {} if it did not."""
+    """What the last build into ``out`` recorded when it passed: its ``state`` (``State.whole``),
+    ``besides_pages`` and ``pages``; {} if it did not pass, or left no record this can read."""
     with contextlib.suppress(OSError, ValueError):
-        return json.loads((out / "_build" / ".doctrees" / LAST_PASSED).read_text())
+        record = json.loads((out / "_build" / ".doctrees" / LAST_PASSED).read_text())
+        return record if isinstance(record, dict) else {}
     return {}
 
 
 def unchanged(out: Path, state: State) -> bool:
     """Whether the last build into ``out`` passed and left everything as ``state`` finds it."""
-    return last_passed(out).get("whole") == state.whole
+    return last_passed(out).get("state") == state.whole
 
 
 def pages_may_run(book: Path, out: Path, state: State, last: dict) -> bool:
@@ -407,7 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     if stale:
         print(f"rec11: removed {', '.join(p.name for p in stale)}, older than the pages; "
               "make handout prints them again")
-    record.write_text(json.dumps(build_state(args.book, out, figures, environ)._asdict()))
+    state = build_state(args.book, out, figures, environ)
+    # "state" as before the pages were kept apart: an older checkout reads this record too
+    record.write_text(json.dumps({"state": state.whole, "besides_pages": state.besides_pages, "pages": state.pages}))
     return 0
 
 
