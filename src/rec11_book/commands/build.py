@@ -275,7 +275,7 @@ def pages_may_run(book: Path, out: Path, state: State, last: dict) -> bool:
         return False
     root = book.resolve()
     with_code = [root / f"{name}.md" for name in toc_pages(root)]
-    planned = {root / name for name, inputs in why.load(cache_path(root, out.resolve())).items() if inputs["notes"]}
+    planned = {root / name for name, inputs in why.load(cache_path(root, out.resolve())).items() if inputs.get("notes")}
     return bool(preexecute.code_changed(root, out.resolve(), [p for p in with_code if p in edited or p in planned]))
 
 
