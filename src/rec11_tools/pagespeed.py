@@ -35,7 +35,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
-from rec11_book.commands.handout import CHROMIUM, CHROMIUM_ARGS  # the one browser the book drives
+# the one browser the book drives, and how the handout waits for a page to load
+from rec11_book.commands.handout import CHROMIUM, CHROMIUM_ARGS, settle, watch_requests
 
 ROOT = Path(__file__).resolve().parents[2]
 PHONE = {"width": 390, "height": 844}
@@ -46,6 +47,7 @@ MAX_PAGE_BYTES = 400_000
 MIN_SCORES = {"performance": 90, "accessibility": 100, "best-practices": 95}
 MAX_CLS = 0.05
 RETRIES = 1
+SETTLE_SECONDS = 90  # a page's load on a machine running two test suites: well under a minute
 
 GZIP_TYPES = (".html", ".js", ".css", ".json", ".svg", ".txt", ".inv", ".xml", ".ttf", ".otf", ".eot")
 
@@ -114,25 +116,24 @@ def _off_site_guard(blocked: list[str]):
 
 
 def weigh(browser, url: str) -> dict:
-    """{first_screen, whole_page, requests, off_site}: bytes transferred by one page on a phone screen."""
+    """{first_screen, whole_page, requests, off_site}: bytes transferred by one page on a phone screen.
+    Each step waits until every request the page made has its answer (``settle``, the page's
+    own ledger: Playwright's "networkidle", once lost to a late request, may not come back)."""
     context = browser.new_context(viewport=PHONE, device_scale_factor=3, is_mobile=True, has_touch=True)
     blocked: list[str] = []
     context.route("**/*", _off_site_guard(blocked))
     try:
         page = context.new_page()
-        page.goto(url)
-        page.wait_for_load_state("networkidle")
+        in_flight, crashed = watch_requests(page)
+        page.goto(url, timeout=SETTLE_SECONDS * 1000)
+        settle(page, in_flight, crashed, SETTLE_SECONDS, url)
         first = page.evaluate(ENTRIES)
         page.evaluate(SCROLL)
-        page.wait_for_load_state("networkidle")
-        page.wait_for_timeout(300)
-        page.wait_for_load_state("networkidle")
+        settle(page, in_flight, crashed, SETTLE_SECONDS, f"{url}, scrolled to its end")
         whole = page.evaluate(ENTRIES)
         page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
         page.evaluate(SCROLL)
-        page.wait_for_load_state("networkidle")
-        page.wait_for_timeout(300)
-        page.wait_for_load_state("networkidle")
+        settle(page, in_flight, crashed, SETTLE_SECONDS, f"{url}, every dropdown open")
         everything = page.evaluate(ENTRIES)
     finally:
         context.close()

@@ -10,12 +10,18 @@ is built, so no page may load a math engine (MathJax loads on demand for live ou
 
 from __future__ import annotations
 
+import contextlib
 import statistics
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from browser_support import REPORT, book_dir, page_url, settle, site_pages
 from fontTools.ttLib import TTFont
 
+from rec11_book.commands.handout import HandoutError
+from rec11_tools import pagespeed
 from rec11_tools.pagespeed import MAX_PAGE_BYTES, weigh
 
 pytestmark = pytest.mark.browser
@@ -87,3 +93,49 @@ def test_cut_down_icon_fonts_have_every_icon_the_page_shows(context, site, built
     assert not missing, f"{docname}: icons not in the cut-down fonts: {missing}"
     full_fonts = [url for url in requested if "/vendor/fontawesome/webfonts/" in url]
     assert not full_fonts, f"{docname}: the theme's full icon fonts were still downloaded: {full_fonts}"
+
+
+class SlowFigureHandler(SimpleHTTPRequestHandler):
+    """A page with a figure far below the fold: ``slow.png`` answers after ``DELAY`` seconds."""
+
+    DELAY = 3.0
+    PAGE = (b'<!doctype html><html lang="en"><title>t</title><div style="height:4000px"></div>'
+            b'<img alt="a figure" loading="lazy" src="slow.png" width="10" height="10">')
+    PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                        "1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4b00000000049454e44ae426082")
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path.endswith("slow.png"):
+            time.sleep(self.DELAY)
+            body, kind = self.PNG, "image/png"
+        else:
+            body, kind = self.PAGE, "text/html"
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the browser gave up on it
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+
+@pytest.fixture
+def slow_figure_site():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowFigureHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_weighing_waits_for_a_late_figure_and_names_one_that_never_comes(browser, slow_figure_site, monkeypatch):
+    """weigh() waits on the page's own requests (a figure that loads once scrolled to, and takes
+    its time), not on Playwright's "networkidle"; past its deadline it names what was loading."""
+    found = weigh(browser, slow_figure_site)
+    assert found["whole_page"] > found["first_screen"], "the late figure was not counted"
+    assert any(url.endswith("slow.png") for _, url in found["files"]), found["files"]
+    monkeypatch.setattr(pagespeed, "SETTLE_SECONDS", 1)
+    with pytest.raises(HandoutError, match=r"scrolled to its end was still loading after 1 s: \['http://\S+/slow\.png'\]"):
+        weigh(browser, slow_figure_site)

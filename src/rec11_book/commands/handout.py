@@ -273,18 +273,34 @@ def footer(facts: dict, instructor: bool) -> str:
             '<span>page <span class="pageNumber"></span> of <span class="totalPages"></span></span></div>')
 
 
-def settle(tab, in_flight: set, crashed: list) -> None:
-    """Wait until every request the page made has an answer and every image is decoded.
+def watch_requests(tab) -> tuple[set, list]:
+    """The tab's own ledger, for ``settle``: the requests it has started and not yet had an
+    answer to (finished or failed), and a list that gets an entry if the tab crashes."""
+    in_flight, crashed = set(), []
+    tab.on("request", lambda request: in_flight.add(request))
+    tab.on("requestfinished", lambda request: in_flight.discard(request))
+    tab.on("requestfailed", lambda request: in_flight.discard(request))
+    tab.on("crash", lambda _: crashed.append(True))
+    return in_flight, crashed
 
-    The page's own ledger, not Playwright's "networkidle": that state, once lost to a late
-    font, is not always regained, and a print then waits forever for nothing.
+
+def settle(tab, in_flight: set, crashed: list, seconds: float | None = None, what: str = "the print page") -> None:
+    """Wait until every request the page made has an answer and every image is decoded (a
+    lazy image not yet asked for is not waited for), for half a second on end.
+
+    The page's own ledger (``watch_requests``), not Playwright's "networkidle": that state,
+    once lost to a late font, is not always regained, and a print then waits forever for
+    nothing. ``seconds`` (default ``SETTLE_SECONDS``) bounds the wait; the error names
+    ``what`` and the requests still unanswered.
     """
-    deadline = time.monotonic() + SETTLE_SECONDS
+    seconds = SETTLE_SECONDS if seconds is None else seconds
+    deadline = time.monotonic() + seconds
     quiet_since = None
     while True:
         if crashed:
-            raise HandoutError("Chromium's tab crashed while it laid out the handout")
-        quiet = not in_flight and tab.evaluate("[...document.images].every(i => i.complete)")
+            raise HandoutError(f"Chromium's tab crashed while it laid out {what}")
+        quiet = not in_flight and tab.evaluate(
+            "[...document.images].every(i => i.complete || (i.loading === 'lazy' && !i.currentSrc))")
         now = time.monotonic()
         if not quiet:
             quiet_since = None
@@ -294,7 +310,7 @@ def settle(tab, in_flight: set, crashed: list) -> None:
             return
         if now > deadline:
             waiting = sorted(request.url for request in in_flight)[:5]
-            raise HandoutError(f"the print page was still loading after {SETTLE_SECONDS} s: "
+            raise HandoutError(f"{what} was still loading after {seconds:g} s: "
                                f"{waiting or 'images still decoding'}")
         tab.wait_for_timeout(100)  # lets Playwright answer the routes meanwhile
 
@@ -318,11 +334,7 @@ def load(browser, page_html: str, html: Path, figures: Path):
         return route.fulfill(path=file)
 
     tab = browser.new_page()
-    in_flight, crashed = set(), []
-    tab.on("request", lambda request: in_flight.add(request))
-    tab.on("requestfinished", lambda request: in_flight.discard(request))
-    tab.on("requestfailed", lambda request: in_flight.discard(request))
-    tab.on("crash", lambda _: crashed.append(True))
+    in_flight, crashed = watch_requests(tab)
     tab.route("**/*", serve)
     tab.goto(SITE + PRINT_PAGE, wait_until="load", timeout=SETTLE_SECONDS * 1000)
     tab.evaluate("document.fonts.ready.then(() => true)")
