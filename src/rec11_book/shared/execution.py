@@ -20,6 +20,7 @@ Imports no torch (each page's kernel imports what the page imports).
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -67,8 +68,14 @@ def kernel_sockets() -> Iterator[dict]:
 
 
 def book_config(root: Path) -> dict:
-    """``_config.yml`` as Jupyter Book reads it."""
-    return yaml.safe_load((Path(root) / CONFIG).read_text()) or {}
+    """``_config.yml`` as Jupyter Book reads it (a copy: the caller may change it)."""
+    return copy.deepcopy(_parsed_config((Path(root) / CONFIG).read_text()))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_config(text: str) -> dict:
+    """A build asks for the settings several times; the YAML is parsed once per text."""
+    return yaml.safe_load(text) or {}
 
 
 def book_root(page: Path) -> Path | None:
