@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
-from rec11_book.extensions.images import PALETTE_MAX_DIFF, add_attributes, optimise_png
+from rec11_book.extensions.images import PALETTE_MAX_DIFF, add_attributes, optimise_folder, optimise_png
 from rec11_book.extensions.trim import trim_html
 from rec11_book.shared.pages import GlyphError, own_glyphs, share_glyphs, unique_ids
 
@@ -61,6 +61,23 @@ def test_a_plot_gets_the_fewest_colours_that_look_the_same():
     buffer = io.BytesIO()
     full.save(buffer, format="PNG", optimize=True)
     assert len(out) < len(buffer.getvalue()), "fewer colours, and no smaller a file"
+
+
+def test_a_folder_is_optimised_side_by_side_once(tmp_path):
+    """optimise_folder: each new figure once (two files with the same bytes share one result),
+    every file replaced by its result, and a second pass over the results does nothing."""
+    images, cache = tmp_path / "_images", tmp_path / "cache"
+    images.mkdir()
+    figures = {"a.png": png(anti_aliased_plot()), "b.png": png(plot_like()), "c.png": png(anti_aliased_plot())}
+    for name, data in figures.items():
+        (images / name).write_bytes(data)
+    stats = optimise_folder(images, cache, jobs=2)
+    assert stats["files"] == 3 and stats["before"] == sum(map(len, figures.values()))
+    assert len(list(cache.glob("*.png"))) == 2, "the two equal files were optimised twice"
+    for name, data in figures.items():
+        assert (images / name).read_bytes() == optimise_png(data)[0], f"{name} is not its optimised result"
+    assert stats["after"] == sum(len((images / name).read_bytes()) for name in figures)
+    assert optimise_folder(images, cache)["files"] == 0, "the optimised files were optimised again"
 
 
 def test_a_smooth_gradient_is_not_quantized():

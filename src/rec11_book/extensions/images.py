@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -99,23 +100,25 @@ def _fewest_colours(image, max_diff: int):
     return None
 
 
-def optimise_folder(images: Path, cache: Path) -> dict[str, int]:
-    """Optimise every PNG in ``images`` in place; return counts and bytes before/after."""
+def optimise_folder(images: Path, cache: Path, jobs: int = 2) -> dict[str, int]:
+    """Optimise every PNG in ``images`` in place; return counts and bytes before/after. The
+    figures not optimised before are done ``jobs`` at a time (Pillow's quantizing and
+    compressing let other threads run)."""
     cache.mkdir(parents=True, exist_ok=True)
     stats = {"files": 0, "palette": 0, "lossless": 0, "original": 0, "before": 0, "after": 0}
+    todo = []  # (the file, its bytes, their hash) of each PNG not optimised yet
     for png in sorted(images.glob("*.png")):
         data = png.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
-        done = cache / f"{digest}.done"  # this file is already an optimised result
-        if done.exists():
-            continue
-        stored = cache / f"{digest}.png"
-        if stored.exists():
-            out, how = stored.read_bytes(), (cache / f"{digest}.how").read_text()
-        else:
-            out, how = optimise_png(data)
-            stored.write_bytes(out)
+        if not (cache / f"{digest}.done").exists():  # a .done file: this is an optimised result already
+            todo.append((png, data, digest))
+    new = {digest: data for _, data, digest in todo if not (cache / f"{digest}.png").exists()}
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        for digest, (out, how) in zip(new, pool.map(optimise_png, new.values())):
+            (cache / f"{digest}.png").write_bytes(out)
             (cache / f"{digest}.how").write_text(how)
+    for png, data, digest in todo:
+        out, how = (cache / f"{digest}.png").read_bytes(), (cache / f"{digest}.how").read_text()
         png.write_bytes(out)
         (cache / f"{hashlib.sha256(out).hexdigest()}.done").touch()
         stats["files"] += 1
