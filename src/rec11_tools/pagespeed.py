@@ -1,6 +1,7 @@
 """Page speed as a phone sees it: bytes transferred per page, and Lighthouse's scores.
 
-    python -m rec11_tools.pagespeed [--html _build/html] [--pages book/vae ...] [--no-lighthouse] [--json FILE]
+    python -m rec11_tools.pagespeed [--html _build/html] [--pages book/vae ...] [--no-lighthouse] [--http1]
+                                    [--json FILE]
 
 The built site is served from 127.0.0.1 the way GitHub Pages serves it (gzip for text:
 ``PagesLikeHandler``, which the browser tests use too). Nothing leaves the machine.
@@ -12,10 +13,14 @@ The built site is served from 127.0.0.1 the way GitHub Pages serves it (gzip for
   inside collapsed sections ("Going further", hidden outputs), opened and scrolled
   through. The budget applies to the last, the most a reader can fetch before Live Code.
 * **Lighthouse** 12.2.3 (npm, pinned in package-lock.json) with its default mobile
-  preset (a Moto G Power-sized screen, simulated slow 4G and a 4x slower CPU), run on
-  the same local server: performance, accessibility and best-practices scores and the
-  cumulative layout shift. The machine is shared and noisy, so a page that misses a
-  score is run once more, and the better run counts (``RETRIES``).
+  preset (a Moto G Power-sized screen, simulated slow 4G and a 4x slower CPU):
+  performance, accessibility and best-practices scores and the cumulative layout shift.
+  The site is served over HTTP/2 with TLS, as GitHub Pages serves it (``serve_h2``;
+  ``--http1`` for the HTTP/1.1 server). Lighthouse simulates the network from what it
+  sees, and over HTTP/1.1 it models six connections to the site, each request waiting a
+  round trip: the page's dozen stylesheets then load in two rounds, which they never do
+  on GitHub Pages. The machine is shared and noisy, so a page that misses a score is
+  run once more, and the better run counts (``RETRIES``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import gzip
 import io
 import json
 import os
+import select
 import statistics
 import subprocess
 import tempfile
@@ -90,6 +96,45 @@ def serve(html: Path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+H2_SERVER = Path(__file__).with_name("node") / "pages-h2.js"
+
+
+def _self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 that Chromium is told to accept (``--ignore-certificate-errors``)."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    try:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                        "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True, timeout=60)
+    except FileNotFoundError as err:
+        raise FileNotFoundError("serving the site over HTTP/2 needs the openssl command: "
+                                "apt-get install openssl") from err
+    return cert, key
+
+
+@contextlib.contextmanager
+def serve_h2(html: Path):
+    """Serve ``html`` over HTTP/2 with TLS from 127.0.0.1, as GitHub Pages serves it (``node/pages-h2.js``);
+    yield the base URL (https://127.0.0.1:PORT/). The certificate is self-signed: Lighthouse's
+    Chromium accepts it (``lighthouse_once``), and nothing else should be pointed at it."""
+    with tempfile.TemporaryDirectory(prefix="rec11-h2-") as tmp:
+        cert, key = _self_signed_certificate(Path(tmp))
+        proc = subprocess.Popen(["node", str(H2_SERVER), str(html), str(cert), str(key)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            ready, _, _ = select.select([proc.stdout], [], [], 30)
+            port = proc.stdout.readline().strip() if ready else ""
+            if not port.isdigit():
+                why = proc.stderr.read()[-2000:] if proc.poll() is not None else "no port printed within 30 s"
+                raise RuntimeError(f"{H2_SERVER} did not start: {why}")
+            yield f"https://127.0.0.1:{port}/"
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
 
 
 # --- weight ---------------------------------------------------------------------------------
@@ -172,7 +217,9 @@ def lighthouse_once(url: str) -> dict:
     indices are alike: the index goes beside every score."""
     with tempfile.TemporaryDirectory(prefix="rec11-lh-") as tmp:
         report = Path(tmp) / "report.json"
-        flags = " ".join(["--headless=new", *CHROMIUM_ARGS])
+        # serve_h2's certificate is self-signed, for 127.0.0.1 only
+        own_certificate = ["--ignore-certificate-errors"] if url.startswith("https://127.0.0.1:") else []
+        flags = " ".join(["--headless=new", *CHROMIUM_ARGS, *own_certificate])
         cmd = ["node", str(lighthouse_cli()), url, "--quiet", "--output=json", f"--output-path={report}",
                "--only-categories=performance,accessibility,best-practices", f"--chrome-flags={flags}",
                "--max-wait-for-load=60000"]
@@ -215,12 +262,16 @@ def lighthouse(url: str, retries: int = RETRIES) -> dict:
 # --- the report -----------------------------------------------------------------------------
 
 
-def measure(html: Path, pages: list[str], with_lighthouse: bool = True) -> dict:
+def measure(html: Path, pages: list[str], with_lighthouse: bool = True, http2: bool = True) -> dict:
+    """Each page's weight, and (``with_lighthouse``) its Lighthouse scores, served over HTTP/2 as
+    GitHub Pages serves the site, or over HTTP/1.1 (``http2=False``)."""
     with serve(html) as base:
         found = weights(base, pages)
-        if with_lighthouse:
+    if with_lighthouse:
+        with serve_h2(html) if http2 else serve(html) as base:
             for page in pages:
-                found[page]["lighthouse"] = lighthouse(f"{base}{page}.html")
+                scores = lighthouse(f"{base}{page}.html")
+                found[page]["lighthouse"] = {**scores, "protocol": "h2" if http2 else "http/1.1"}
     return found
 
 
@@ -251,11 +302,13 @@ def main(argv=None) -> int:
     parser.add_argument("--html", type=Path, default=None, help="the built site (default: BOOK/_build/html)")
     parser.add_argument("--pages", nargs="*", default=None, help="docnames (default: every toc page)")
     parser.add_argument("--no-lighthouse", action="store_true")
+    parser.add_argument("--http1", action="store_true",
+                        help="run Lighthouse over HTTP/1.1 (default: HTTP/2 with TLS, as GitHub Pages serves the site)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     html = args.html or args.book / "_build" / "html"
     pages = args.pages or [p for p in toc_pages(args.book) if (html / f"{p}.html").is_file()]
-    found = measure(html, pages, not args.no_lighthouse)
+    found = measure(html, pages, not args.no_lighthouse, http2=not args.http1)
     print("\n".join(table(found)))
     s = summary(found)
     print(f"\nheaviest: {s['heaviest']} {s['heaviest_bytes'] / 1e6:.3f} MB; median {s['median_bytes'] / 1e6:.3f} MB")

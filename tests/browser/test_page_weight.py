@@ -139,3 +139,32 @@ def test_weighing_waits_for_a_late_figure_and_names_one_that_never_comes(browser
     monkeypatch.setattr(pagespeed, "SETTLE_SECONDS", 1)
     with pytest.raises(HandoutError, match=r"scrolled to its end was still loading after 1 s: \['http://\S+/slow\.png'\]"):
         weigh(browser, slow_figure_site)
+
+
+LOADED = """() => [performance.getEntriesByType('navigation')[0], ...performance.getEntriesByType('resource')]
+    .map(e => ({name: e.name.split('/').pop(), protocol: e.nextHopProtocol,
+                encoded: e.encodedBodySize, decoded: e.decodedBodySize}))"""
+
+
+def test_the_lighthouse_server_speaks_http2_gzips_text_and_keeps_to_its_folder(browser, tmp_path):
+    """Lighthouse measures the site as GitHub Pages serves it (pagespeed.serve_h2): HTTP/2 over TLS,
+    text gzipped, each file with its type, and nothing from outside the folder."""
+    site = tmp_path / "site"
+    (site / "book").mkdir(parents=True)
+    (site / "book" / "page.html").write_text(
+        '<!doctype html><html lang="en"><title>t</title><link rel="stylesheet" href="style.css">'
+        + "<p>a line of text to compress</p>" * 200)
+    (site / "book" / "style.css").write_text("p { color: rgb(1, 2, 3); }")
+    (tmp_path / "secret.txt").write_text("outside the site")
+    with pagespeed.serve_h2(site) as base:
+        assert base.startswith("https://127.0.0.1:")
+        context = browser.new_context(ignore_https_errors=True)
+        page = context.new_page()
+        page.goto(f"{base}book/page.html")
+        loaded = {e["name"]: e for e in page.evaluate(LOADED)}
+        assert {e["protocol"] for e in loaded.values()} == {"h2"}, loaded
+        assert loaded["page.html"]["encoded"] < loaded["page.html"]["decoded"] / 5, "the page was not gzipped"
+        assert page.evaluate("getComputedStyle(document.querySelector('p')).color") == "rgb(1, 2, 3)"
+        for outside in ("book/..%2F..%2Fsecret.txt", "book/missing.html"):
+            assert page.goto(f"{base}{outside}").status == 404, outside
+        context.close()
