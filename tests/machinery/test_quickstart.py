@@ -1,10 +1,12 @@
-"""``python -m rec11_book.commands.quickstart``: Jupyter Book's command line, leaving without
-the interpreter's teardown once it has returned. A stand-in ``jupyter_book`` package on
-``PYTHONPATH`` plays the build: it prints, registers exit handlers, leaves a temporary
-folder to its finalizer and an object whose ``__del__`` only the teardown would run."""
+"""``python -m rec11_book.commands.quickstart``: Jupyter Book's command line, collecting
+garbage less often and leaving without the interpreter's teardown once it has returned. A
+stand-in ``jupyter_book`` package on ``PYTHONPATH`` plays the build: it prints, registers
+exit handlers, leaves a temporary folder to its finalizer and an object whose ``__del__``
+only the teardown would run."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from rec11_book.commands.quickstart import GC_THRESHOLDS
+
 STAND_IN = '''
-import atexit, os, sys, tempfile
+import atexit, gc, json, os, sys, tempfile
 from pathlib import Path
 
 OUT = Path(os.environ["QS_OUT"])
@@ -26,6 +30,7 @@ class Held:
 
 
 def main():
+    (OUT / "gc").write_text(json.dumps(gc.get_threshold()))
     sys.stdout.write("x" * 1_000_000)  # more than any pipe's buffer: all of it must arrive
     atexit.register(lambda: (OUT / "exit-handler").write_text("ran"))
     folder = tempfile.TemporaryDirectory()  # removed by its finalizer at exit
@@ -59,6 +64,7 @@ def test_it_leaves_with_the_builds_code_output_and_exit_handlers_but_no_teardown
     assert (out / "exit-handler").read_text() == "ran", "an exit handler registered by the build did not run"
     assert not Path((out / "tempdir").read_text()).exists(), "a temporary folder was left behind"
     assert not (out / "torn-down").exists(), "the interpreter's teardown ran"
+    assert tuple(json.loads((out / "gc").read_text())) == GC_THRESHOLDS
 
 
 def test_a_build_that_raises_exits_as_python_does(tmp_path):

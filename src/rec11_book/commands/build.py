@@ -52,7 +52,7 @@ from rec11_book.shared.pages import FAILED_PAGES, QUIET_TRAINING
 
 
 def jupyter_book() -> list[str]:
-    """Jupyter Book's command line, started without its slow optional imports (rec11_book.commands.quickstart)."""
+    """Jupyter Book's command line, without the waits that are not the book's (rec11_book.commands.quickstart)."""
     return [sys.executable, "-m", "rec11_book.commands.quickstart"]
 
 

@@ -1,4 +1,4 @@
-"""Start a build without the two waits that have nothing to do with the book.
+"""Start a build without the waits that have nothing to do with the book.
 
 A prose edit rebuilds one page in well under a second; before this module, the build
 spent most of its 8-12 s getting started (profiled with cProfile and ``-X importtime``):
@@ -22,6 +22,13 @@ spent most of its 8-12 s getting started (profiled with cProfile and ``-X import
    file the build wrote is closed by then. ``python -m rec11_book.commands.quickstart``
    runs Python's exit handlers (``atexit``: logging, temporary folders, ...) as usual,
    then leaves without the teardown (``_leave_without_teardown``).
+4. **Python's cyclic garbage collector, every 700 objects.** A build allocates a few
+   hundred thousand long-lived objects (modules, the pickled environment), and with
+   Python 3.11's default thresholds the collector ran about 600 times in a prose edit,
+   five of them over everything, for about a sixth of the process's time. Collecting
+   every ``GC_THRESHOLDS[0]`` new objects instead runs it a few dozen times, none of
+   them full. Garbage waits longer between runs: a build of every page peaked at
+   165 MiB instead of 161.
 
 None of these imports torch or any model code.
 """
@@ -29,6 +36,7 @@ None of these imports torch or any model code.
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import sys
 
@@ -41,9 +49,13 @@ def block_slow_imports() -> None:
     block_optional_imports()
 
 
+GC_THRESHOLDS = (10_000, 10, 10)  # Python's defaults: (700, 10, 10)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``jupyter-book ARGS``, started without the slow imports."""
     block_slow_imports()
+    gc.set_threshold(*GC_THRESHOLDS)
     from jupyter_book.cli.main import main as jupyter_book
 
     sys.argv = ["jupyter-book", *(sys.argv[1:] if argv is None else argv)]

@@ -4,7 +4,7 @@
 through the whole book folder, ``node_modules`` and ``.venv`` included (tens of thousands of
 entries, about 0.9 s), to exclude every file the toc does not list. Files in folders that
 ``exclude_patterns`` excludes are dropped either way, so skipping those folders changes
-nothing but the time. (``python -m rec11_book.commands.quickstart`` removes the build's other wait.)
+nothing but the time. (``python -m rec11_book.commands.quickstart`` removes the build's other waits.)
 """
 
 from __future__ import annotations
