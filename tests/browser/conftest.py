@@ -52,7 +52,7 @@ from browser_support import (
 from run_support import SHARED, keep_running, shared
 
 # Static files, gzipped as GitHub Pages serves them: the same server `make bench` measures with.
-from rec11_tools.pagespeed import PagesLikeHandler
+from rec11_tools.pagespeed import PagesLikeHandler, serve
 
 # --- timings and page weights, printed after the run as a report --------------------
 
@@ -92,14 +92,9 @@ def built_site(request) -> dict:
 
 @pytest.fixture(scope="session")
 def site(built_site) -> str:
-    """The base URL of the built site, served from 127.0.0.1."""
-    handler = partial(PagesLikeHandler, directory=str(built_site["html"]))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    """The base URL of the built site, served from 127.0.0.1 as GitHub Pages serves it (gzip)."""
+    with serve(built_site["html"]) as base:
+        yield base
 
 
 @pytest.fixture(scope="session")
