@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rec11_book.commands.quickstart import GC_THRESHOLDS, WHEN_TOLD
+from rec11_book.commands.quickstart import GC_THRESHOLDS
 
 STAND_IN = '''
 import atexit, gc, json, os, sys, tempfile
@@ -31,7 +31,6 @@ class Held:
 
 def main():
     (OUT / "gc").write_text(json.dumps(gc.get_threshold()))
-    (OUT / "argv").write_text(json.dumps([sys.argv[1:], os.environ.get("QS_TOLD")]))
     sys.stdout.write("x" * 1_000_000)  # more than any pipe's buffer: all of it must arrive
     atexit.register(lambda: (OUT / "exit-handler").write_text("ran"))
     folder = tempfile.TemporaryDirectory()  # removed by its finalizer at exit
@@ -43,20 +42,16 @@ def main():
 '''
 
 
-def run_quickstart(tmp_path: Path, how: str, told: dict | None = None) -> tuple[subprocess.CompletedProcess, Path]:
-    """Run it with ``build .``, or with --when-told and ``told`` on its input (None: no input)."""
+def run_quickstart(tmp_path: Path, how: str) -> tuple[subprocess.CompletedProcess, Path]:
     fake = tmp_path / "fake"
     (fake / "jupyter_book" / "cli").mkdir(parents=True)
     (fake / "jupyter_book" / "__init__.py").write_text("")
-    (fake / "jupyter_book" / "sphinx.py").write_text("")
     (fake / "jupyter_book" / "cli" / "__init__.py").write_text("")
     (fake / "jupyter_book" / "cli" / "main.py").write_text(textwrap.dedent(STAND_IN))
     out = tmp_path / "out"
     out.mkdir()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(fake), *sys.path]), "QS_OUT": str(out), "QS_HOW": how}
-    args = [WHEN_TOLD] if told is not None or how == "silent" else ["build", "."]
-    line = "" if told is None else json.dumps({"argv": told["argv"], "env": {**env, **told["env"]}}) + "\n"
-    proc = subprocess.run([sys.executable, "-m", "rec11_book.commands.quickstart", *args], input=line,
+    proc = subprocess.run([sys.executable, "-m", "rec11_book.commands.quickstart", "build", "."],
                           capture_output=True, text=True, env=env, timeout=120, check=False)
     return proc, out
 
@@ -77,17 +72,3 @@ def test_a_build_that_raises_exits_as_python_does(tmp_path):
     assert proc.returncode == 1
     assert "ValueError: the build broke" in proc.stderr
     assert (out / "exit-handler").read_text() == "ran"
-
-
-def test_started_ahead_it_builds_with_the_arguments_and_environment_it_is_told(tmp_path):
-    """``make build`` starts it before it knows how to build (rec11_book.commands.build)."""
-    proc, out = run_quickstart(tmp_path, "0", {"argv": ["build", "book", "-W"], "env": {"QS_TOLD": "a log"}})
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads((out / "argv").read_text()) == [["build", "book", "-W"], "a log"]
-    assert len(proc.stdout) == 1_000_000 and not (out / "torn-down").exists()
-
-
-def test_started_ahead_and_never_told_it_leaves_without_building(tmp_path):
-    proc, out = run_quickstart(tmp_path, "silent")
-    assert proc.returncode == 0, proc.stderr
-    assert not (out / "argv").exists(), "it built without being told how"

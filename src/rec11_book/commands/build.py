@@ -37,7 +37,6 @@ from typing import NamedTuple
 from rec11.chapter import load_substitutions, toc_pages
 from rec11.models import MODULES, stamp, stamp_modules
 from rec11_book.commands import preexecute
-from rec11_book.commands.quickstart import WHEN_TOLD
 from rec11_book.compat.jsonschema import block_optional_imports
 from rec11_book.compat.myst_nb import cell_failure
 from rec11_book.compat.nbclient import cell_source_header
@@ -55,23 +54,6 @@ from rec11_book.shared.pages import FAILED_PAGES, QUIET_TRAINING
 def jupyter_book() -> list[str]:
     """Jupyter Book's command line, without the waits that are not the book's (rec11_book.commands.quickstart)."""
     return [sys.executable, "-m", "rec11_book.commands.quickstart"]
-
-
-@contextlib.contextmanager
-def started_jupyter_book():
-    """Jupyter Book, started now so that its imports run while this command finds what changed; it
-    builds when ``build`` tells it how (``quickstart --when-told``), and is stopped if it never is."""
-    proc = subprocess.Popen([*jupyter_book(), WHEN_TOLD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            with contextlib.suppress(OSError):
-                stream.close()
 
 
 def model_modules(book: Path) -> list[str]:
@@ -153,15 +135,11 @@ def readable(lines):
             yield line
 
 
-def build(proc: subprocess.Popen, book: Path, out: Path, extra: tuple[str, ...] = (),
-          training_log: Path | None = None) -> tuple[int, str]:
-    """Run the strict build in ``proc`` (``started_jupyter_book``); return (exit code, everything it
-    printed but ``readable`` drops)."""
-    argv = ["build", str(book), "--path-output", str(out), "-W", "-n", "--keep-going", *extra]
+def build(book: Path, out: Path, extra: tuple[str, ...] = (), training_log: Path | None = None) -> tuple[int, str]:
+    """Run the strict build; return (exit code, everything it printed but ``readable`` drops)."""
+    cmd = [*jupyter_book(), "build", str(book), "--path-output", str(out), "-W", "-n", "--keep-going", *extra]
     env = {**os.environ, **({"REC11_TRAINING_LOG": str(training_log)} if training_log else {})}
-    with contextlib.suppress(BrokenPipeError):  # it stopped while importing: its output says why
-        proc.stdin.write(json.dumps({"argv": argv, "env": env}) + "\n")
-        proc.stdin.close()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     lines = []
     for line in readable(proc.stdout):  # stream, so a long build shows progress
         sys.stdout.write(line)
@@ -353,12 +331,6 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 1
-    with started_jupyter_book() as jupyter:
-        return build_book(args, jupyter)
-
-
-def build_book(args: argparse.Namespace, jupyter: subprocess.Popen) -> int:
-    """What ``main`` does once the checkout is this one's, with Jupyter Book already starting."""
     out = args.out or args.book
     figures = args.figures or args.book / "figures"
     start = time.perf_counter()
@@ -395,7 +367,7 @@ def build_book(args: argparse.Namespace, jupyter: subprocess.Popen) -> int:
         say("rec11: only prose changed since the last build passed; no page runs before the build")
         preexecute.nothing_ran(args.book.resolve(), out.resolve())
         ahead = {"ran": [], "failed": [], "cached": []}
-    code, log = build(jupyter, args.book, out, training_log=training_log)
+    code, log = build(args.book, out, training_log=training_log)
     log = "\n".join(ahead_log) + "\n" + log
     # the pages run before Sphinx, as docnames; Sphinx then found them in the cache
     executions.add_ahead(doctrees, [Path(name).with_suffix("").as_posix() for name in ahead["ran"]])

@@ -29,10 +29,6 @@ spent most of its 8-12 s getting started (profiled with cProfile and ``-X import
    every ``GC_THRESHOLDS[0]`` new objects instead runs it a few dozen times, none of
    them full. Garbage waits longer between runs: a build of every page peaked at
    165 MiB instead of 161.
-5. **Waiting to start.** ``make build`` first finds what changed (about half a second), and
-   only then needs Jupyter Book, whose imports take over a second. It starts this module
-   with ``--when-told`` at once: the imports run beside its checks, then the build waits
-   for one line on its input, the arguments and environment to build with (``when_told``).
 
 None of these imports torch or any model code.
 """
@@ -41,8 +37,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import importlib
-import json
 import os
 import sys
 
@@ -79,29 +73,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-WHEN_TOLD = "--when-told"
-# what every build imports first, slowest first: jupyter-cache and SQLAlchemy (myst-nb's), then
-# Jupyter Book's command line and Sphinx
-PRE_IMPORTS = ("myst_nb.sphinx_ext", "jupyter_book.cli.main", "jupyter_book.sphinx")
-
-
-def when_told() -> int:
-    """Import what every build imports, then wait for one line on stdin: JSON ``{"argv": [...],
-    "env": {...}}``, Jupyter Book's arguments and the environment to build in. At the end of the
-    input instead (the caller found nothing to build, or stopped), leave without building."""
-    block_slow_imports()
-    gc.set_threshold(*GC_THRESHOLDS)
-    for name in PRE_IMPORTS:
-        importlib.import_module(name)
-    line = sys.stdin.readline()
-    if not line.strip():
-        return 0
-    told = json.loads(line)
-    os.environ.clear()
-    os.environ.update(told["env"])
-    return main(told["argv"])
-
-
 _exit_code: list[int] = []  # main()'s code, once it has returned
 
 
@@ -121,5 +92,5 @@ def _leave_without_teardown() -> None:
 
 if __name__ == "__main__":
     atexit.register(_leave_without_teardown)
-    _exit_code.append(when_told() if sys.argv[1:] == [WHEN_TOLD] else main())
+    _exit_code.append(main())
     sys.exit(_exit_code[0])
