@@ -16,9 +16,9 @@ spent most of its 8-12 s getting started (profiled with cProfile and ``-X import
    about 0.9 s), to exclude every file the toc does not list. The Sphinx extension
    ``rec11_book.extensions.tocwalk`` makes that walk skip folders that ``exclude_patterns``
    already excludes: files in them are dropped either way, so the result is the same.
-3. **The interpreter's teardown.** Once the build has returned, Python spends about a
-   second freeing what the build held (the environment's documents, Sphinx's and the
-   theme's modules) one object at a time: more than writing a changed page takes. Every
+3. **The interpreter's teardown.** Once the build has returned, Python spent 1.5 to 2 s
+   (on a busy machine) freeing what the build held (the environment's documents, Sphinx's
+   and the theme's modules) one object at a time: more than writing a changed page takes. Every
    file the build wrote is closed by then. ``python -m rec11_book.commands.quickstart``
    runs Python's exit handlers (``atexit``: logging, temporary folders, ...) as usual,
    then leaves without the teardown (``_leave_without_teardown``).
