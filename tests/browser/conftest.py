@@ -31,9 +31,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -52,7 +49,7 @@ from browser_support import (
 from run_support import SHARED, keep_running, shared
 
 # Static files, gzipped as GitHub Pages serves them: the same server `make bench` measures with.
-from rec11_tools.pagespeed import PagesLikeHandler, serve
+from rec11_tools.pagespeed import serve
 
 # --- timings and page weights, printed after the run as a report --------------------
 
@@ -156,13 +153,6 @@ def context(browser):
 # --- a real JupyterHub (tests/browser/test_hub.py) -----------------------------------------
 
 
-def _serve(html: Path):
-    handler = partial(PagesLikeHandler, directory=str(html))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 @pytest.fixture(scope="session")
 def hub_site(request, tmp_path_factory) -> dict:
     """The book built for a JupyterHub (``hub: true``, no token: each reader pastes one).
@@ -200,10 +190,8 @@ def hub_site(request, tmp_path_factory) -> dict:
 @pytest.fixture(scope="session")
 def hub_book_site(hub_site) -> str:
     """The hub-mode site, served from 127.0.0.1 (its own origin, as GitHub Pages is)."""
-    server = _serve(hub_site["html"])
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with serve(hub_site["html"]) as base:
+        yield base
 
 
 @pytest.fixture(scope="session")
