@@ -121,7 +121,7 @@ def serve_h2(html: Path):
     Chromium accepts it (``lighthouse_once``), and nothing else should be pointed at it."""
     with tempfile.TemporaryDirectory(prefix="rec11-h2-") as tmp:
         cert, key = _self_signed_certificate(Path(tmp))
-        proc = subprocess.Popen(["node", str(H2_SERVER), str(html), str(cert), str(key)],
+        proc = subprocess.Popen(["node", str(H2_SERVER), str(html), str(cert), str(key), ",".join(GZIP_TYPES)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             ready, _, _ = select.select([proc.stdout], [], [], 30)

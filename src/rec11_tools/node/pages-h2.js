@@ -1,10 +1,10 @@
 // Serve a built site over HTTP/2 with TLS, as GitHub Pages serves it, for Lighthouse.
 //
-//   node pages-h2.js SITE_DIR CERT.pem KEY.pem
+//   node pages-h2.js SITE_DIR CERT.pem KEY.pem GZIP_TYPES
 //
 // Prints the port it listens on (127.0.0.1) on one line, then serves until it is killed.
-// Text is gzipped when the browser accepts it, as rec11_tools.pagespeed.PagesLikeHandler
-// does over HTTP/1.1. The protocol matters to Lighthouse's simulated network: over
+// Files whose extension is in GZIP_TYPES (comma-separated: ".html,.css,...") are gzipped
+// when the browser accepts it, as rec11_tools.pagespeed.PagesLikeHandler does over HTTP/1.1. The protocol matters to Lighthouse's simulated network: over
 // HTTP/1.1 it gives each origin six connections, and each request waits a round trip for
 // one; over HTTP/2 every request shares one connection that is already open.
 "use strict";
@@ -13,15 +13,14 @@ const http2 = require("http2");
 const path = require("path");
 const zlib = require("zlib");
 
-const [siteArg, certFile, keyFile] = process.argv.slice(2);
-if (!keyFile) {
-  process.stderr.write("usage: node pages-h2.js SITE_DIR CERT.pem KEY.pem\n");
+const [siteArg, certFile, keyFile, gzipTypes] = process.argv.slice(2);
+if (gzipTypes === undefined) {
+  process.stderr.write("usage: node pages-h2.js SITE_DIR CERT.pem KEY.pem GZIP_TYPES\n");
   process.exit(2);
 }
 const site = path.resolve(siteArg);
 
-// the same extensions PagesLikeHandler gzips (pagespeed.GZIP_TYPES)
-const GZIP = new Set([".html", ".js", ".css", ".json", ".svg", ".txt", ".inv", ".xml", ".ttf", ".otf", ".eot"]);
+const GZIP = new Set(gzipTypes.split(","));
 const TYPES = {
   ".html": "text/html", ".css": "text/css", ".js": "text/javascript", ".json": "application/json",
   ".svg": "image/svg+xml", ".png": "image/png", ".woff": "font/woff", ".woff2": "font/woff2",
