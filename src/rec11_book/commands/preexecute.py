@@ -27,7 +27,7 @@ from pathlib import Path
 
 from rec11.chapter import toc_pages
 from rec11_book.compat.jupyter_cache import execute_notebook
-from rec11_book.shared import why
+from rec11_book.shared import warmkernels, why
 from rec11_book.shared.execution import (
     book_config,
     cache_path,
@@ -37,6 +37,7 @@ from rec11_book.shared.execution import (
     parser_config,
     timeout,
 )
+from rec11_book.shared.pages import code_cells
 
 # What every kernel prints once and no reader needs: ipykernel's note on its local TCP ports.
 KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption")
@@ -128,16 +129,21 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
         inputs[name] = why.page_inputs(root, page, package)
         reasons[name] = why.reasons(last_run.get(name), inputs[name])
 
-    def execute_one(page: Path, nb):
+    # a page whose code imports torch gets a kernel forked from a process that imported it once
+    warm = {page for page, _ in todo if warmkernels.imports_preloaded(code_cells(page.read_text()))}
+
+    def execute_one(page: Path, nb, server: str | None):
         because = "; ".join(reasons[page.relative_to(root).as_posix()])
         log(f"{page}: executing ({because}), side by side before the build")
         with kernel_sockets() as sockets:  # two kernels start at once: no shared ports
-            return execute_notebook(nb, cwd=str(page.parent), timeout=seconds, **sockets)
+            client = warmkernels.client_settings(server if page in warm else None, sockets.get("config"))
+            return execute_notebook(nb, cwd=str(page.parent), timeout=seconds, **client)
 
     ran, failed = [], []
     start = time.perf_counter()
-    with quiet_kernels(), ThreadPoolExecutor(max(1, jobs)) as pool:
-        futures = {pool.submit(execute_one, page, nb): (page, nb) for page, nb in todo}
+    with quiet_kernels(), warmkernels.fork_server(log, wanted=len(warm) > 1) as server, \
+            ThreadPoolExecutor(max(1, jobs)) as pool:
+        futures = {pool.submit(execute_one, page, nb, server): (page, nb) for page, nb in todo}
         for future in as_completed(futures):
             page, nb = futures[future]
             name = page.relative_to(root).as_posix()

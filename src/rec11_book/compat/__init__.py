@@ -42,7 +42,7 @@ from pathlib import Path
 # The modules of this package, one per dependency (each registers its functions on import).
 MODULES = ("sphinx", "docutils", "myst_nb", "myst_parser", "jupyter_cache", "nbclient", "jupyter_book",
            "sphinx_external_toc", "jsonschema", "sphinx_autobuild", "theme", "book_theme", "sphinx_thebe",
-           "sphinx_exercise", "pyzmq")
+           "sphinx_exercise", "pyzmq", "jupyter_client", "ipykernel")
 # The course code's reliances, in the same form (it cannot import this package): the function
 # whose docstring states it, and the name of its probe in this module. Left in rec11.style
 # itself: moving the call would change the code every page's retraining records are keyed on.

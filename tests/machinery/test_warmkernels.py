@@ -1,0 +1,159 @@
+"""rec11_book.shared.warmkernels: a kernel forked from a process that imported torch runs a
+page as a fresh kernel does, and stops, is stopped and is cleaned up as one is."""
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from rec11_book.compat.jupyter_cache import execute_notebook
+from rec11_book.shared import warmkernels
+from rec11_book.shared.execution import kernel_sockets
+
+pytestmark = pytest.mark.skipif(not warmkernels.available(), reason="kernels are forked on Linux only")
+
+# What a page's kernel can see of how it was started, printed as one line of JSON.
+FACTS = """
+import json, os, sys
+import torch
+import helper  # a module beside the page, found through the kernel's working folder
+print(json.dumps({
+    "cwd": os.getcwd(),
+    "path": sys.path,
+    "argv0": os.path.basename(sys.argv[0]),
+    "env": os.environ.get("REC11_TEST_VALUE"),
+    "own_group": os.getpgid(0) == os.getpid(),
+    "seed": torch.initial_seed(),
+    "first_draw": torch.rand(1).item(),
+    "pid": os.getpid(),
+    "parent": os.getppid(),
+    "helper": helper.VALUE,
+}))
+"""
+
+
+def notebook(*sources: str):
+    return new_notebook(cells=[new_code_cell(source) for source in sources],
+                        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+
+
+def run(nb, folder, server, timeout=60):
+    """Run ``nb`` in ``folder`` as the build does; returns (error, the first cell's printed text)."""
+    with kernel_sockets() as sockets:
+        client = warmkernels.client_settings(server, sockets.get("config"))
+        result = execute_notebook(nb, cwd=str(folder), timeout=timeout, **client)
+    outputs = nb.cells[0].get("outputs", [])
+    return result.err, "".join(o.get("text", "") for o in outputs)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with warmkernels.fork_server() as path:
+        assert path is not None, "the fork server did not start"
+        yield path
+
+
+@pytest.fixture
+def page_folder(tmp_path, monkeypatch):
+    (tmp_path / "helper.py").write_text("VALUE = 41 + 1\n")
+    monkeypatch.setenv("REC11_TEST_VALUE", "from the build")
+    return tmp_path
+
+
+def test_a_forked_kernel_starts_where_a_fresh_one_does(server, page_folder):
+    err, warm = run(notebook(FACTS), page_folder, server)
+    assert err is None, err
+    err, fresh = run(notebook(FACTS), page_folder, None)
+    assert err is None, err
+    warm, fresh = json.loads(warm), json.loads(fresh)
+    for same in ("cwd", "path", "argv0", "env", "own_group", "helper"):
+        assert warm[same] == fresh[same], same
+    assert warm["cwd"] == str(page_folder) and warm["env"] == "from the build" and warm["helper"] == 42
+    assert warm["own_group"]  # signals to its process group reach it and its children only
+    assert warm["parent"] != os.getpid()  # it is the server's child, not a process this one started
+
+
+def test_each_forked_kernel_draws_its_own_seeds(server, page_folder):
+    draws = []
+    for _ in range(2):
+        err, text = run(notebook(FACTS), page_folder, server)
+        assert err is None, err
+        draws.append(json.loads(text))
+    assert draws[0]["pid"] != draws[1]["pid"]
+    assert draws[0]["seed"] != draws[1]["seed"]  # a fresh process draws torch's seed at import
+    assert draws[0]["first_draw"] != draws[1]["first_draw"]
+
+
+def test_a_failing_cell_and_a_timeout_are_reported_and_the_kernel_is_collected(server, page_folder):
+    err, _ = run(notebook("print('before')", "1 / 0"), page_folder, server)
+    assert err is not None and "ZeroDivisionError" in str(err)
+    nb = notebook("import os; print(os.getpid())", "import time; time.sleep(60)")
+    err, text = run(nb, page_folder, server, timeout=3)
+    assert type(err).__name__ == "CellTimeoutError", err
+    pid = int(text)
+    deadline = time.monotonic() + 10
+    while _exists(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _exists(pid), "the timed-out kernel is still there (or was never collected)"
+
+
+def _exists(pid: int) -> bool:
+    """Whether a process (a zombie included) has this pid."""
+    return os.path.exists(f"/proc/{pid}")
+
+
+def test_without_a_server_the_kernel_is_a_fresh_one(page_folder, tmp_path):
+    gone = str(tmp_path / "no-server-here")
+    err, text = run(notebook(FACTS), page_folder, gone)
+    assert err is None, err
+    assert json.loads(text)["parent"] == os.getpid()  # started by this process, as nbclient starts one
+
+
+def test_the_server_stops_when_its_block_ends_and_a_kernel_left_running_stops_with_it(page_folder):
+    import asyncio
+
+    with warmkernels.fork_server() as path:
+        assert path is not None
+        manager_class = warmkernels.client_settings(path)["kernel_manager_class"]
+        manager = manager_class(kernel_name="python3", fork_server=path)
+        asyncio.run(manager.start_kernel(cwd=str(page_folder)))
+        kernel = manager.provisioner.pid
+        assert _exists(kernel) and os.getppid() != kernel
+        server_pid = int(_stat(kernel)[1])  # the kernel's parent
+    deadline = time.monotonic() + 15
+    while (_exists(server_pid) or _alive(kernel)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _exists(server_pid), "the fork server outlived its block"
+    assert not _alive(kernel), "a kernel outlived the fork server that forked it"
+
+
+def _stat(pid: int) -> list[str]:
+    """A process's state and then its parent's pid, and the rest of /proc/PID/stat."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return _stat(pid)[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize(("code", "imports"), [
+    ("import torch", True),
+    ("import torch.nn as nn", True),
+    ("from torch import nn", True),
+    ("from torch.nn import functional as F", True),
+    ("import numpy, torch", True),
+    ("def f():\n    import torch\n    return torch", True),
+    ("import numpy", False),
+    ("from . import torch", False),  # a module of the page's own folder
+    ("import torchvision", False),
+    ("%timeit import torch", False),  # not Python: IPython's magic, no syntax tree
+    ("x = 'import torch'", False),
+])
+def test_a_page_is_forked_when_its_code_imports_torch(code, imports):
+    assert warmkernels.imports_preloaded([code]) is imports
