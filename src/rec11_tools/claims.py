@@ -4,11 +4,12 @@
 
 A page protects each sentence about a trained model with ``claim(value, op, threshold,
 message)`` (``rec11.claims``), and each exact fact with ``assert condition, message``.
-Run in the build, the first false one stops the page. Here each page runs in a fresh
-kernel where neither stops it: ``claim`` records its value and threshold and goes on
-(``$REC11_CLAIMS_RECORD_ONLY``), and ``assert`` statements are rewritten (an IPython AST
-transformer) to record whether they held, so one false claim does not hide the next; a
-cell that raises for another reason is recorded and the page goes on too.
+Run in the build, the first false one stops the page. Here each page runs in a kernel of its
+own (forked, as in the build, from one process that imported torch) where neither stops it:
+``claim`` records its value and threshold and goes on (``$REC11_CLAIMS_RECORD_ONLY``), and
+``assert`` statements are rewritten (an IPython AST transformer) to record whether they
+held, so one false claim does not hide the next; a cell that raises for another reason is
+recorded and the page goes on too.
 Pages run in the order given, sharing the model cache (``$REC11_CACHE_DIR``), as in a
 build. The robustness matrix (``rec11_tools.robustness``) runs this once per variant.
 """
@@ -63,14 +64,17 @@ def _stdout(cell) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
 
 
-def run_page(page: Path, timeout: int = 1800) -> dict:
+def run_page(page: Path, timeout: int = 1800, fork_server: str | None = None) -> dict:
     """{claims: [{message, held[, value, op, threshold]}], errors: [{line, error}], glued: {name: text}, seconds}.
 
-    One page, in a fresh kernel, with soft asserts; ``glued`` holds the page's glued values.
+    One page, in a kernel of its own (forked from ``fork_server`` if the page imports torch, as the
+    build runs it: ``rec11_book.shared.warmkernels``), with soft asserts; ``glued`` holds the
+    page's glued values.
     """
     import nbformat
     from nbclient import NotebookClient
 
+    from rec11_book.shared import warmkernels
     from rec11_book.shared.execution import kernel_sockets, page_notebook
     from rec11_book.shared.pages import parse_cells
 
@@ -88,9 +92,11 @@ def run_page(page: Path, timeout: int = 1800) -> dict:
             cells.append(nbformat.v4.new_code_cell("_rec11_soft.active = True"))
     nb.cells = [*cells, nbformat.v4.new_code_cell(REPORT)]
     start = time.perf_counter()
+    forked = fork_server if warmkernels.imports_preloaded([c.source for c in code]) else None
     with kernel_sockets() as sockets:  # retrainings run side by side: no shared ports
         NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                       resources={"metadata": {"path": str(page.parent)}}, **sockets).execute()
+                       resources={"metadata": {"path": str(page.parent)}},
+                       **warmkernels.client_settings(forked, sockets.get("config"))).execute()
     errors, glued = [], {}
     for cell in code:
         for out in cell.outputs:
@@ -115,6 +121,7 @@ def environment() -> dict:
 
 def main(argv=None) -> int:
     from rec11.sources import book_root
+    from rec11_book.shared import warmkernels
     from rec11_tools.run_pages import book_pages
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -126,10 +133,19 @@ def main(argv=None) -> int:
         sys.exit("rec11_tools.claims: run it inside the book (no _config.yml above this folder)")
     pages = [p.resolve() for p in args.pages] or book_pages(root)
     results = {"environment": environment(), "pages": {}}
+    with warmkernels.fork_server(wanted=len(pages) > 1) as server:
+        failed = run_pages(pages, root, results, server, args.json)
+    return 1 if failed else 0
+
+
+def run_pages(pages: list[Path], root: Path, results: dict, server: str | None, out: Path | None) -> int:
+    """Run each page, print what it claimed, and keep its result in ``results`` (written to
+    ``out`` after each page, so that a stopped run keeps what it did); returns how many
+    claims were false and cells failed."""
     failed = 0
     for page in pages:
         name = page.relative_to(root).as_posix()
-        result = results["pages"][name] = run_page(page)
+        result = results["pages"][name] = run_page(page, fork_server=server)
         false = [c["message"] for c in result["claims"] if not c["held"]]
         failed += len(false) + len(result["errors"])
         print(f"{name}: {len(result['claims'])} claims, {len(false)} false, {len(result['errors'])} errors,"
@@ -138,9 +154,9 @@ def main(argv=None) -> int:
             print(f"  false: {message}", flush=True)
         for error in result["errors"]:
             print(f"  {name}:{error['line']}: {error['error']}", flush=True)
-        if args.json:  # written after every page, so a stopped run keeps what it did
-            args.json.write_text(json.dumps(results, indent=1))
-    return 1 if failed else 0
+        if out:
+            out.write_text(json.dumps(results, indent=1))
+    return failed
 
 
 if __name__ == "__main__":

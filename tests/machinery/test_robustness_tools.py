@@ -2,11 +2,13 @@
 
 import gzip
 import json
+import os
 import re
 import textwrap
 
 import pytest
 
+from rec11_book.shared import warmkernels
 from rec11_tools import claims, robustness
 
 PAGE = textwrap.dedent('''\
@@ -63,6 +65,24 @@ def test_every_claim_is_recorded_and_a_failing_one_does_not_stop_the_page(tmp_pa
     measured = [r for r in result["claims"] if "value" in r]
     assert measured == [{"message": "page: 'x is above five' (false, measured)", "value": 2.0, "op": ">",
                          "threshold": 5.0, "held": False}]
+
+
+@pytest.mark.skipif(not warmkernels.available(), reason="kernels are forked on Linux only")
+def test_a_page_that_imports_torch_runs_forked_and_records_the_same(tmp_path):
+    page = tmp_path / "page.md"
+    first = "```{code-cell} ipython3\n"
+    forked = (f"{first}import os, torch\n"
+              f"assert os.getppid() != {os.getpid()}, \"page: 'started by the fork server'\"\n```\n\n")
+    page.write_text(PAGE.replace(first, forked + first, 1))
+    with warmkernels.fork_server() as server:
+        assert server is not None
+        result = claims.run_page(page, fork_server=server)
+    held = {r["message"]: r["held"] for r in result["claims"] if "every i" not in r["message"]}
+    assert held == {"page: 'started by the fork server'": True, "page: 'x is three' (false)": False,
+                    "page: 'x is two'": True, "page: 'x is above five' (false, measured)": False,
+                    "page: 'after an error the page goes on'": True}
+    assert [e["error"].split(":")[0] for e in result["errors"]] == ["ZeroDivisionError"]
+    assert result["glued"] == {"x": "2"}
 
 
 def _run(claims, errors=(), fingerprint="f"):
