@@ -51,15 +51,16 @@ def run(nb, folder, server, timeout=60):
 
 @pytest.fixture(scope="module")
 def server():
-    with warmkernels.fork_server() as path:
-        assert path is not None, "the fork server did not start"
-        yield path
+    with pytest.MonkeyPatch.context() as environment:
+        environment.setenv("REC11_TEST_VALUE", "from the build")  # before the server: its kernels see it
+        with warmkernels.fork_server() as path:
+            assert path is not None, "the fork server did not start"
+            yield path
 
 
 @pytest.fixture
-def page_folder(tmp_path, monkeypatch):
+def page_folder(tmp_path, server):
     (tmp_path / "helper.py").write_text("VALUE = 41 + 1\n")
-    monkeypatch.setenv("REC11_TEST_VALUE", "from the build")
     return tmp_path
 
 
@@ -103,6 +104,18 @@ def test_a_failing_cell_and_a_timeout_are_reported_and_the_kernel_is_collected(s
 def _exists(pid: int) -> bool:
     """Whether a process (a zombie included) has this pid."""
     return os.path.exists(f"/proc/{pid}")
+
+
+@pytest.mark.parametrize(("variable", "fresh"), [("ATEN_CPU_CAPABILITY", True), ("OMP_NUM_THREADS", True),
+                                               ("PYTHONHASHSEED", True), ("REC11_TEST_VALUE", False)])
+def test_a_kernel_asked_for_with_other_load_time_settings_starts_fresh(server, page_folder, monkeypatch,
+                                                                       variable, fresh):
+    # torch read its settings from the server's environment when it was imported there
+    monkeypatch.setenv(variable, "3")  # a value no run of the tests sets
+    err, text = run(notebook(f"import os; print(os.getppid(), os.environ[{variable!r}])"), page_folder, server)
+    assert err is None, err
+    parent, value = text.split()
+    assert (int(parent) == os.getpid()) is fresh and value == "3"
 
 
 def test_without_a_server_the_kernel_is_a_fresh_one(page_folder, tmp_path):

@@ -23,8 +23,10 @@ What a fork inherits that a fresh kernel would not have, and what this does abou
 * Python's string hashing seed, which is the server's: it orders sets of strings, which no
   page's output may depend on anyway (its order changes from run to run as it is).
 
-A kernel of another command, a machine without ``os.fork`` and ``os.pidfd_open`` (not Linux),
-or a server that did not start, gets a fresh kernel, as before. Sphinx-side code: this module
+A kernel asked for with other load-time settings than the server's (``changed_settings``:
+torch reads ``ATEN_CPU_CAPABILITY`` or ``OMP_NUM_THREADS`` when it loads), a kernel of another command,
+a machine without ``os.fork`` and ``os.pidfd_open`` (not Linux), or a server that did not
+start, gets a fresh kernel, as before. Sphinx-side code: this module
 imports neither torch nor ipykernel except inside the server's own process.
 """
 
@@ -207,10 +209,11 @@ def _launch(server: str, cmd: list[str], env: dict, cwd: str | None) -> ForkedKe
         reply = _read_line(connection)
     except OSError:
         reply = b""
-    if not reply:  # the server is gone: a fresh kernel
+    answer = json.loads(reply) if reply else {}
+    if "pid" not in answer:  # the server is gone, or the kernel asks for other settings: a fresh kernel
         connection.close()
         return None
-    return ForkedKernel(json.loads(reply)["pid"], connection)
+    return ForkedKernel(answer["pid"], connection)
 
 
 def _read_line(connection: socket.socket) -> bytes:
@@ -266,6 +269,7 @@ def serve(path: str, ready_fd: int, preload: list[str]) -> dict | None:
     standard input closes. Returns None in the server, and the request in each forked kernel."""
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]  # the server's folder, as ipykernel_launcher removes its working folder
+    imported_with = dict(os.environ)
     os.environ["JPY_PARENT_PID"] = str(os.getpid())  # ipykernel reads it on import: the kernels' parent
     for name in preload:
         try:
@@ -289,6 +293,11 @@ def serve(path: str, ready_fd: int, preload: list[str]) -> dict | None:
             if key.data == "request":
                 connection, _ = listener.accept()
                 request = json.loads(_read_line(connection))
+                changed = changed_settings(imported_with, request["env"])
+                if changed:  # what was imported here read other settings: a fresh kernel instead
+                    connection.sendall(json.dumps({"refused": changed}).encode() + b"\n")
+                    connection.close()
+                    continue
                 pid = os.fork()
                 if pid == 0:  # the kernel: nothing of the server's stays open
                     selector.close()
@@ -313,6 +322,23 @@ def serve(path: str, ready_fd: int, preload: list[str]) -> dict | None:
                 except OSError:
                     pass  # the build stopped listening to this kernel
                 connection.close()
+
+
+# Settings read when a process starts or a library loads, which a fork keeps from the server:
+# Python's own, the dynamic loader's and the C library's, and those of torch, its CPU kernels
+# and thread pools (OpenMP, MKL, oneDNN, OpenBLAS) and numpy. (Not torch's compiler's,
+# TORCHINDUCTOR_ and TORCHDYNAMO_: read when something compiles, and torch writes
+# TORCHINDUCTOR_CACHE_DIR into the environment of a process that used it.)
+LOAD_TIME_SETTINGS = ("PYTHON", "LD_", "MALLOC_", "GLIBC_", "ATEN_", "TORCH_", "PYTORCH_", "OMP_", "KMP_",
+                      "GOMP_", "MKL", "DNNL_", "ONEDNN_", "OPENBLAS", "GOTO", "NPY_", "NUMPY_")
+
+
+def changed_settings(imported_with: dict, wanted: dict) -> list[str]:
+    """The load-time settings (:data:`LOAD_TIME_SETTINGS`) a kernel is asked to start with that
+    differ from those the server started with. A forked kernel would keep the server's, so
+    such a kernel starts fresh instead."""
+    names = {name for name in imported_with.keys() | wanted.keys() if name.startswith(LOAD_TIME_SETTINGS)}
+    return sorted(name for name in names if imported_with.get(name) != wanted.get(name))
 
 
 def become_kernel(request: dict) -> None:
