@@ -3,6 +3,7 @@ page as a fresh kernel does, and stops, is stopped and is cleaned up as one is."
 
 import json
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -125,7 +126,7 @@ def test_without_a_server_the_kernel_is_a_fresh_one(page_folder, tmp_path):
     assert json.loads(text)["parent"] == os.getpid()  # started by this process, as nbclient starts one
 
 
-def test_the_server_stops_when_its_block_ends_and_a_kernel_left_running_stops_with_it(page_folder):
+def test_the_server_stops_when_its_block_ends_not_on_ctrl_c_and_a_kernel_left_running_stops_with_it(page_folder):
     import asyncio
 
     with warmkernels.fork_server() as path:
@@ -136,6 +137,9 @@ def test_the_server_stops_when_its_block_ends_and_a_kernel_left_running_stops_wi
         kernel = manager.provisioner.pid
         assert _exists(kernel) and os.getppid() != kernel
         server_pid = int(_stat(kernel)[1])  # the kernel's parent
+        os.kill(server_pid, signal.SIGINT)  # a Ctrl-C at the terminal: the build decides, not the server
+        time.sleep(1)
+        assert _alive(server_pid) and _alive(kernel)
     deadline = time.monotonic() + 15
     while (_exists(server_pid) or _alive(kernel)) and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -269,6 +269,9 @@ def serve(path: str, ready_fd: int, preload: list[str]) -> dict | None:
     standard input closes. Returns None in the server, and the request in each forked kernel."""
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]  # the server's folder, as ipykernel_launcher removes its working folder
+    # a Ctrl-C at the terminal reaches the build, which then closes standard input: the server's
+    # signal to stop (its kernels, each in a session of its own, are shut down by the build)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     imported_with = dict(os.environ)
     os.environ["JPY_PARENT_PID"] = str(os.getpid())  # ipykernel reads it on import: the kernels' parent
     for name in preload:
