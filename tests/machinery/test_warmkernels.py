@@ -119,6 +119,14 @@ def test_a_kernel_asked_for_with_other_load_time_settings_starts_fresh(server, p
     assert (int(parent) == os.getpid()) is fresh and value == "3"
 
 
+def test_a_server_that_cannot_start_says_so_and_leaves_fresh_kernels(monkeypatch):
+    monkeypatch.setattr(warmkernels, "__name__", "rec11_book.shared.no_such_module")  # what the server runs
+    said = []
+    with warmkernels.fork_server(log=said.append) as path:
+        assert path is None
+    assert len(said) == 1 and "did not start (exit code 1;" in said[0] and "fresh kernel" in said[0]
+
+
 def test_without_a_server_the_kernel_is_a_fresh_one(page_folder, tmp_path):
     gone = str(tmp_path / "no-server-here")
     err, text = run(notebook("import os; print(os.getppid())"), page_folder, gone)

@@ -117,7 +117,7 @@ def fork_server(log=print, wanted: bool = True) -> Iterator[str | None]:
 def _stopped(server: subprocess.Popen) -> str:
     """Why a server that never got ready stopped (it is stopped here if it had not)."""
     try:
-        return f"exit code {server.wait(timeout=5)}, its error above"
+        return f"exit code {server.wait(timeout=5)}; its error is in the build's output"
     except subprocess.TimeoutExpired:
         server.kill()
         return f"not ready after {READY_SECONDS} s"
