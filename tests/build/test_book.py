@@ -1,12 +1,15 @@
 """The real book builds strictly, and its pages show what they claim."""
 
 import re
+from pathlib import Path
 
 import pytest
 
 from rec11 import notes
 from rec11.chapter import toc_pages
 from rec11_book.extensions import executions
+from rec11_book.shared import warmkernels
+from rec11_book.shared.pages import code_cells
 
 pytestmark = pytest.mark.build
 
@@ -38,6 +41,19 @@ def test_every_page_ran_before_sphinx_read_it(built_book):
     assert record["ahead"] or record["cached"], f"nothing ran before the build: {record}"
     assert not record["executed"], \
         f"myst-nb ran these pages again, so their pre-executed notebooks did not match: {record['executed']}"
+
+
+def test_each_page_that_imports_torch_ran_in_a_forked_kernel(built_book):
+    """A page whose code imports torch gets a kernel forked from one that imported it once
+    (rec11_book.shared.warmkernels); the others, and a machine that cannot fork, a fresh one."""
+    log = built_book["log"]
+    ran = [Path(page) for page in re.findall(r"^(\S+\.md): Executed notebook in", log, re.M)]
+    summary = re.search(r"page\(s\) ran \d+ at a time in .*?; (\d+) kernel\(s\) forked", log)
+    if not ran:
+        pytest.skip("every page came from the execution cache: no kernel started")
+    expected = sum(warmkernels.imports_preloaded(code_cells(page.read_text())) for page in ran)
+    assert expected > 1 and summary, f"no summary of the pages run ahead: {log[-2000:]}"
+    assert int(summary[1]) == (expected if warmkernels.available() else 0)
 
 
 def test_the_landing_figure_is_built_with_its_alt_text(built):

@@ -66,10 +66,13 @@ def page_folder(tmp_path, server):
 
 
 def test_a_forked_kernel_starts_where_a_fresh_one_does(server, page_folder):
+    forked = len(warmkernels.FORKED)
     err, warm = run(notebook(FACTS), page_folder, server)
     assert err is None, err
+    assert len(warmkernels.FORKED) == forked + 1  # what the build's summary counts
     err, fresh = run(notebook(FACTS), page_folder, None)
     assert err is None, err
+    assert len(warmkernels.FORKED) == forked + 1
     warm, fresh = json.loads(warm), json.loads(fresh)
     for same in ("cwd", "path", "argv0", "env", "own_group", "helper"):
         assert warm[same] == fresh[same], same

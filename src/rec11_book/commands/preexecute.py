@@ -140,7 +140,7 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
             return execute_notebook(nb, cwd=str(page.parent), timeout=seconds, **client)
 
     ran, failed = [], []
-    start = time.perf_counter()
+    start, forked_before = time.perf_counter(), len(warmkernels.FORKED)
     with quiet_kernels(), warmkernels.fork_server(log, wanted=len(warm) > 1) as server, \
             ThreadPoolExecutor(max(1, jobs)) as pool:
         futures = {pool.submit(execute_one, page, nb, server): (page, nb) for page, nb in todo}
@@ -160,7 +160,8 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
             log(f"{page}: Executed notebook in {result.time:.2f} seconds")
     why.save(folder, last_run, reasons)  # this build's reasons, none when nothing ran: never an older build's
     if todo:
+        forked = len(warmkernels.FORKED) - forked_before
         log(f"rec11: {len(ran)} page(s) ran {jobs} at a time in {time.perf_counter() - start:.1f} s,"
-            f" {len(cached)} already cached")
+            f" {len(cached)} already cached; {forked} kernel(s) forked from one that had imported torch")
     return {"ran": sorted(ran), "failed": sorted(failed),
             "cached": sorted(p.relative_to(root).as_posix() for p in cached)}

@@ -51,6 +51,7 @@ from rec11_book.compat.ipykernel import KERNEL_MODULE, launch_kernel_app, launch
 from rec11_book.compat.jupyter_client import async_kernel_manager, local_provisioner, set_provisioner
 
 PRELOAD = ("torch",)  # imported once by the server; a page that imports one of them is forked
+FORKED: list[int] = []  # the pid of every kernel forked for this process, for the build's summary
 READY_SECONDS = 120  # the server's imports, on a machine busy with other work
 
 
@@ -236,6 +237,7 @@ def _provisioner_class():
             if kernel is None:
                 return await super().launch_kernel(cmd, **kwargs)
             self.process, self.pid, self.pgid = kernel, kernel.pid, kernel.pid  # its own session
+            FORKED.append(kernel.pid)
             self.cwd = kwargs.get("cwd", os.getcwd())
             return self.connection_info
 
