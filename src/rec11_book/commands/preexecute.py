@@ -37,7 +37,6 @@ from rec11_book.shared.execution import (
     parser_config,
     timeout,
 )
-from rec11_book.shared.pages import code_cells
 
 # What every kernel prints once and no reader needs: ipykernel's note on its local TCP ports.
 KERNEL_NOISE = re.compile(r"Kernel is running over TCP without encryption")
@@ -130,7 +129,8 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
         reasons[name] = why.reasons(last_run.get(name), inputs[name])
 
     # a page whose code imports torch gets a kernel forked from a process that imported it once
-    warm = {page for page, _ in todo if warmkernels.imports_preloaded(code_cells(page.read_text()))}
+    warm = {page for page, nb in todo
+            if warmkernels.imports_preloaded([cell.source for cell in nb.cells if cell.cell_type == "code"])}
 
     def execute_one(page: Path, nb, server: str | None):
         because = "; ".join(reasons[page.relative_to(root).as_posix()])

@@ -10,13 +10,6 @@ from __future__ import annotations
 from rec11_book.compat import lacks_text, reliance
 
 
-def async_kernel_manager():
-    """jupyter_client's ``AsyncKernelManager`` (public: nbclient's default kernel manager)."""
-    from jupyter_client.manager import AsyncKernelManager
-
-    return AsyncKernelManager
-
-
 @reliance(probe=lambda: lacks_text("jupyter_client", "if self.provisioner is None:  # will not be None on restarts"))
 def set_provisioner(manager, provisioner_class) -> None:
     """Give ``manager`` a provisioner of ``provisioner_class`` before it starts its kernel.

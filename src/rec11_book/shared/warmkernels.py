@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rec11_book.compat.ipykernel import KERNEL_MODULE, launch_kernel_app, launcher_path
-from rec11_book.compat.jupyter_client import async_kernel_manager, local_provisioner, set_provisioner
+from rec11_book.compat.jupyter_client import local_provisioner, set_provisioner
 
 PRELOAD = ("torch",)  # imported once by the server; a page that imports one of them is forked
 FORKED: list[int] = []  # the pid of every kernel forked for this process, for the build's summary
@@ -246,11 +246,10 @@ def _provisioner_class():
 
 @functools.cache
 def kernel_manager_class():
+    from jupyter_client.manager import AsyncKernelManager  # nbclient's default kernel manager
     from traitlets import Unicode
 
-    base = async_kernel_manager()
-
-    class WarmKernelManager(base):
+    class WarmKernelManager(AsyncKernelManager):
         """nbclient's kernel manager, whose kernels are forked from ``fork_server``."""
 
         fork_server = Unicode("", config=True, help="the fork server's socket; empty: fresh kernels")

@@ -4,9 +4,10 @@
 //
 // Prints the port it listens on (127.0.0.1) on one line, then serves until it is killed.
 // Files whose extension is in GZIP_TYPES (comma-separated: ".html,.css,...") are gzipped
-// when the browser accepts it, as rec11_tools.pagespeed.PagesLikeHandler does over HTTP/1.1. The protocol matters to Lighthouse's simulated network: over
-// HTTP/1.1 it gives each origin six connections, and each request waits a round trip for
-// one; over HTTP/2 every request shares one connection that is already open.
+// when the browser accepts it, as rec11_tools.pagespeed.PagesLikeHandler does over
+// HTTP/1.1. The protocol matters to Lighthouse's simulated network: over HTTP/1.1 it gives
+// each origin six connections, and each request waits a round trip for one; over HTTP/2
+// every request shares one connection that is already open.
 "use strict";
 const fs = require("fs");
 const http2 = require("http2");
