@@ -5,7 +5,7 @@
 A page protects each sentence about a trained model with ``claim(value, op, threshold,
 message)`` (``rec11.claims``), and each exact fact with ``assert condition, message``.
 Run in the build, the first false one stops the page. Here each page runs in a kernel of its
-own (forked, as in the build, from one process that imported torch) where neither stops it:
+own (forked, as in the build, from one process that imported torch and pyplot) where neither stops it:
 ``claim`` records its value and threshold and goes on (``$REC11_CLAIMS_RECORD_ONLY``), and
 ``assert`` statements are rewritten (an IPython AST transformer) to record whether they
 held, so one false claim does not hide the next; a cell that raises for another reason is
@@ -67,7 +67,7 @@ def _stdout(cell) -> str:
 def run_page(page: Path, timeout: int = 1800, fork_server: str | None = None) -> dict:
     """{claims: [{message, held[, value, op, threshold]}], errors: [{line, error}], glued: {name: text}, seconds}.
 
-    One page, in a kernel of its own (forked from ``fork_server`` if the page imports torch, as the
+    One page, in a kernel of its own (forked from ``fork_server`` if the page imports torch or matplotlib, as the
     build runs it: ``rec11_book.shared.warmkernels``), with soft asserts; ``glued`` holds the
     page's glued values.
     """

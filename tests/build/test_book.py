@@ -43,8 +43,8 @@ def test_every_page_ran_before_sphinx_read_it(built_book):
         f"myst-nb ran these pages again, so their pre-executed notebooks did not match: {record['executed']}"
 
 
-def test_each_page_that_imports_torch_ran_in_a_forked_kernel(built_book):
-    """A page whose code imports torch gets a kernel forked from one that imported it once
+def test_each_page_that_imports_torch_or_matplotlib_ran_in_a_forked_kernel(built_book):
+    """A page whose code imports torch or matplotlib gets a kernel forked from one that imported them once
     (rec11_book.shared.warmkernels); the others, and a machine that cannot fork, a fresh one."""
     log = built_book["log"]
     ran = [Path(page) for page in re.findall(r"^(\S+\.md): Executed notebook in", log, re.M)]

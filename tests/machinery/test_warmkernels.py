@@ -1,5 +1,5 @@
-"""rec11_book.shared.warmkernels: a kernel forked from a process that imported torch runs a
-page as a fresh kernel does, and stops, is stopped and is cleaned up as one is."""
+"""rec11_book.shared.warmkernels: a kernel forked from a process that imported torch and pyplot
+runs a page as a fresh kernel does, and stops, is stopped and is cleaned up as one is."""
 
 import json
 import os
@@ -81,6 +81,50 @@ def test_a_forked_kernel_starts_where_a_fresh_one_does(server, page_folder):
     assert warm["parent"] != os.getpid()  # it is the server's child, not a process this one started
 
 
+# A figure and what matplotlib read when it loaded, the way a page makes and shows one.
+FIGURE = """
+import json
+import matplotlib
+import matplotlib.pyplot as plt
+plt.plot([1, 3, 2])
+print(json.dumps({
+    "backend": matplotlib.get_backend(),
+    "interactive": matplotlib.is_interactive(),
+    "rc": {key: repr(value) for key, value in matplotlib.rcParams.items()},
+    "parent": os.getppid(),
+}))
+"""
+
+
+def figure_run(folder, server):
+    """(what FIGURE printed, the figures it showed as PNG) in a kernel started in ``folder``."""
+    nb = notebook("import os", FIGURE)
+    with kernel_sockets() as sockets:
+        client = warmkernels.client_settings(server, sockets.get("config"))
+        result = execute_notebook(nb, cwd=str(folder), timeout=60, **client)
+    assert result.err is None, result.err
+    outputs = nb.cells[1].outputs
+    printed = json.loads("".join(o.get("text", "") for o in outputs))
+    return printed, [o["data"]["image/png"] for o in outputs if o.output_type == "display_data"]
+
+
+def test_a_forked_kernel_shows_a_figure_as_a_fresh_one_does(server, page_folder):
+    warm, warm_pngs = figure_run(page_folder, server)
+    fresh, fresh_pngs = figure_run(page_folder, None)
+    assert warm["parent"] != os.getpid() and fresh["parent"] == os.getpid()
+    assert warm["backend"] == fresh["backend"] == "module://matplotlib_inline.backend_inline"
+    assert warm["interactive"] == fresh["interactive"]
+    assert warm["rc"] == fresh["rc"]
+    assert len(warm_pngs) == 1 and warm_pngs == fresh_pngs  # shown once, at the cell's end, the same picture
+
+
+def test_a_kernel_in_a_folder_with_a_matplotlibrc_starts_fresh_and_reads_it(server, page_folder):
+    (page_folder / "matplotlibrc").write_text("lines.linewidth: 7\n")
+    printed, pngs = figure_run(page_folder, server)
+    assert printed["parent"] == os.getpid(), "forked from a server that loaded matplotlib elsewhere"
+    assert printed["rc"]["lines.linewidth"] == "7.0" and len(pngs) == 1
+
+
 def test_each_forked_kernel_draws_its_own_seeds(server, page_folder):
     draws = []
     for _ in range(2):
@@ -111,10 +155,11 @@ def _exists(pid: int) -> bool:
 
 
 @pytest.mark.parametrize(("variable", "fresh"), [("ATEN_CPU_CAPABILITY", True), ("OMP_NUM_THREADS", True),
-                                               ("PYTHONHASHSEED", True), ("REC11_TEST_VALUE", False)])
+                                               ("PYTHONHASHSEED", True), ("MPLBACKEND", True),
+                                               ("MATPLOTLIBRC", True), ("REC11_TEST_VALUE", False)])
 def test_a_kernel_asked_for_with_other_load_time_settings_starts_fresh(server, page_folder, monkeypatch,
                                                                        variable, fresh):
-    # torch read its settings from the server's environment when it was imported there
+    # torch and matplotlib read their settings from the server's environment when imported there
     monkeypatch.setenv(variable, "3")  # a value no run of the tests sets
     err, text = run(notebook(f"import os; print(os.getppid(), os.environ[{variable!r}])"), page_folder, server)
     assert err is None, err
@@ -183,8 +228,12 @@ def _alive(pid: int) -> bool:
     ("import numpy", False),
     ("from . import torch", False),  # a module of the page's own folder
     ("import torchvision", False),
+    ("import matplotlib.pyplot as plt", True),
+    ("from matplotlib import pyplot", True),
+    ("from matplotlib.colors import to_rgb", True),
+    ("import matplotlib_inline", False),
     ("%timeit import torch", False),  # not Python: IPython's magic, no syntax tree
     ("x = 'import torch'", False),
 ])
-def test_a_page_is_forked_when_its_code_imports_torch(code, imports):
+def test_a_page_is_forked_when_its_code_imports_torch_or_matplotlib(code, imports):
     assert warmkernels.imports_preloaded([code]) is imports

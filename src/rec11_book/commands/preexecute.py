@@ -128,7 +128,8 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
         inputs[name] = why.page_inputs(root, page, package)
         reasons[name] = why.reasons(last_run.get(name), inputs[name])
 
-    # a page whose code imports torch gets a kernel forked from a process that imported it once
+    # a page whose code imports torch or matplotlib gets a kernel forked from a process that
+    # imported them once
     warm = {page for page, nb in todo
             if warmkernels.imports_preloaded([cell.source for cell in nb.cells if cell.cell_type == "code"])}
 
@@ -162,6 +163,6 @@ def run(root: Path, out: Path, jobs: int = 2, log=print) -> dict[str, list[str]]
     if todo:
         forked = len(warmkernels.FORKED) - forked_before
         log(f"rec11: {len(ran)} page(s) ran {jobs} at a time in {time.perf_counter() - start:.1f} s,"
-            f" {len(cached)} already cached; {forked} kernel(s) forked from one that had imported torch")
+            f" {len(cached)} already cached; {forked} kernel(s) forked from one that had imported torch and pyplot")
     return {"ran": sorted(ran), "failed": sorted(failed),
             "cached": sorted(p.relative_to(root).as_posix() for p in cached)}

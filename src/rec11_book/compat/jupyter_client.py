@@ -2,7 +2,7 @@
 provisioner, and how the local provisioner drives its kernel's process.
 
 Used by ``rec11_book.shared.warmkernels``, which forks page kernels from a process that has
-imported torch already.
+imported torch and pyplot already.
 """
 
 from __future__ import annotations

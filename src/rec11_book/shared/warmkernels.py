@@ -1,12 +1,13 @@
-"""Page kernels forked from a process that has already imported torch.
+"""Page kernels forked from a process that has already imported torch and matplotlib.
 
-A page's kernel spends about 4 s before the page's first line runs: 0.5 s importing ipykernel
-and 2.5 to 3.4 s importing torch (2 cores, 2026-12-07, ``python -X importtime``). A cold build
-runs 22 pages, 20 of which import torch, so that is over a minute of the build's CPU time.
+A page's kernel spends about 4 s before the page's first line runs: 0.5 s importing ipykernel,
+2.5 to 3.4 s importing torch (2 cores, 2026-12-07, ``python -X importtime``) and then 0.6 s
+importing ``matplotlib.pyplot``. A cold build runs 22 pages, 20 of which import both, so that
+is over a minute of the build's CPU time.
 
 So the build (``rec11_book.commands.preexecute``) starts one fork server (:func:`serve`, in a
-process of its own) that imports ipykernel and torch once, and each page whose code imports
-torch gets a kernel forked from it (:func:`kernel_manager_class`, through nbclient's
+process of its own) that imports ipykernel, torch and pyplot once, and each page whose code
+imports torch or matplotlib gets a kernel forked from it (:func:`kernel_manager_class`, through nbclient's
 ``kernel_manager_class``). Everything else about the run is as before: the same notebook,
 connection file, working folder and environment, and jupyter_client drives the kernel as it
 drives any other (its provisioner, signals to the kernel's process group, its exit code).
@@ -15,6 +16,10 @@ What a fork inherits that a fresh kernel would not have, and what this does abou
 
 * the random seeds drawn at import (torch draws one per process; numpy's global generator
   draws one if ``numpy.random`` was imported): each kernel draws them again (``_fresh_seeds``);
+* matplotlib's settings, read when it is imported: the server imports it with the backend
+  ipykernel gives a kernel (``MPLBACKEND``), and a kernel asked for in a folder that holds a
+  ``matplotlibrc`` (matplotlib reads one there) starts fresh (``folder_settings``); pyplot's
+  backend itself is loaded in the kernel, on its first figure, where it hooks into IPython;
 * the working folder, ``sys.argv`` and the environment: each kernel sets them from the
   launch it was asked for (``sys.path`` is as ipykernel's launcher leaves it: without the
   server's folder, and IPython adds the kernel's own, ``''``, as it does for any kernel);
@@ -24,7 +29,8 @@ What a fork inherits that a fresh kernel would not have, and what this does abou
   page's output may depend on anyway (its order changes from run to run as it is).
 
 A kernel asked for with other load-time settings than the server's (``changed_settings``:
-torch reads ``ATEN_CPU_CAPABILITY`` or ``OMP_NUM_THREADS`` when it loads), a kernel of another command,
+torch reads ``ATEN_CPU_CAPABILITY`` or ``OMP_NUM_THREADS`` when it loads, matplotlib
+``MPLBACKEND`` or ``HOME``), a kernel of another command,
 a machine without ``os.fork`` and ``os.pidfd_open`` (not Linux), or a server that did not
 start, gets a fresh kernel, as before. Sphinx-side code: this module
 imports neither torch nor ipykernel except inside the server's own process.
@@ -47,10 +53,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rec11_book.compat.ipykernel import KERNEL_MODULE, launch_kernel_app, launcher_path
+from rec11_book.compat.ipykernel import KERNEL_MODULE, inline_backend, launch_kernel_app, launcher_path
 from rec11_book.compat.jupyter_client import local_provisioner, set_provisioner
 
-PRELOAD = ("torch",)  # imported once by the server; a page that imports one of them is forked
+PRELOAD = ("torch", "matplotlib.pyplot")  # imported once by the server; a page that imports one is forked
 FORKED: list[int] = []  # the pid of every kernel forked for this process, for the build's summary
 READY_SECONDS = 120  # the server's imports, on a machine busy with other work
 
@@ -61,7 +67,8 @@ def available() -> bool:
 
 
 def imports_preloaded(cells: list[str]) -> bool:
-    """Whether any of these code cells imports a module of :data:`PRELOAD` (or one of its parts)."""
+    """Whether any of these code cells imports a package of :data:`PRELOAD` (or one of its parts)."""
+    packages = {name.split(".")[0] for name in PRELOAD}
     for code in cells:
         try:
             tree = ast.parse(code)
@@ -70,7 +77,7 @@ def imports_preloaded(cells: list[str]) -> bool:
         for node in ast.walk(tree):
             names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
-            if any(name.split(".")[0] in PRELOAD for name in names):
+            if any(name.split(".")[0] in packages for name in names):
                 return True
     return False
 
@@ -275,6 +282,9 @@ def serve(path: str, ready_fd: int, preload: list[str]) -> dict | None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     imported_with = dict(os.environ)
     os.environ["JPY_PARENT_PID"] = str(os.getpid())  # ipykernel reads it on import: the kernels' parent
+    # matplotlib reads its backend on import: the one ipykernel sets in a kernel before any cell
+    # runs, unless the build's environment names one (then the kernel's names the same)
+    os.environ.setdefault("MPLBACKEND", inline_backend())
     for name in preload:
         try:
             importlib.import_module(name)
@@ -297,7 +307,7 @@ def serve(path: str, ready_fd: int, preload: list[str]) -> dict | None:
             if key.data == "request":
                 connection, _ = listener.accept()
                 request = json.loads(_read_line(connection))
-                changed = changed_settings(imported_with, request["env"])
+                changed = changed_settings(imported_with, request["env"]) + folder_settings(request["cwd"])
                 if changed:  # what was imported here read other settings: a fresh kernel instead
                     connection.sendall(json.dumps({"refused": changed}).encode() + b"\n")
                     connection.close()
@@ -334,7 +344,12 @@ def serve(path: str, ready_fd: int, preload: list[str]) -> dict | None:
 # TORCHINDUCTOR_ and TORCHDYNAMO_: read when something compiles, and torch writes
 # TORCHINDUCTOR_CACHE_DIR into the environment of a process that used it.)
 LOAD_TIME_SETTINGS = ("PYTHON", "LD_", "MALLOC_", "GLIBC_", "ATEN_", "TORCH_", "PYTORCH_", "OMP_", "KMP_",
-                      "GOMP_", "MKL", "DNNL_", "ONEDNN_", "OPENBLAS", "GOTO", "NPY_", "NUMPY_")
+                      "GOMP_", "MKL", "DNNL_", "ONEDNN_", "OPENBLAS", "GOTO", "NPY_", "NUMPY_",
+                      # matplotlib's: its backend and rc file, and the folders its configuration
+                      # and font cache are found in
+                      "MPL", "MATPLOTLIB", "HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
+# Files a library reads from the working folder when it loads: matplotlib's settings
+FOLDER_SETTINGS = ("matplotlibrc",)
 
 
 def changed_settings(imported_with: dict, wanted: dict) -> list[str]:
@@ -343,6 +358,12 @@ def changed_settings(imported_with: dict, wanted: dict) -> list[str]:
     such a kernel starts fresh instead."""
     names = {name for name in imported_with.keys() | wanted.keys() if name.startswith(LOAD_TIME_SETTINGS)}
     return sorted(name for name in names if imported_with.get(name) != wanted.get(name))
+
+
+def folder_settings(folder: str) -> list[str]:
+    """The files of :data:`FOLDER_SETTINGS` in ``folder``, a kernel's working folder. The
+    server loaded its libraries in a folder of its own, so such a kernel starts fresh."""
+    return [name for name in FOLDER_SETTINGS if os.path.exists(os.path.join(folder, name))]
 
 
 def become_kernel(request: dict) -> None:
