@@ -19,6 +19,7 @@ pytestmark = pytest.mark.skipif(not warmkernels.available(), reason="kernels are
 # What a page's kernel can see of how it was started, printed as one line of JSON.
 FACTS = """
 import json, os, sys
+nbformat_loaded = "nbformat" in sys.modules  # which the pages' glue imports on its first call
 import torch
 import helper  # a module beside the page, found through the kernel's working folder
 print(json.dumps({
@@ -32,6 +33,7 @@ print(json.dumps({
     "pid": os.getpid(),
     "parent": os.getppid(),
     "helper": helper.VALUE,
+    "nbformat_loaded": nbformat_loaded,
 }))
 """
 
@@ -77,6 +79,7 @@ def test_a_forked_kernel_starts_where_a_fresh_one_does(server, page_folder):
     for same in ("cwd", "path", "argv0", "env", "own_group", "helper"):
         assert warm[same] == fresh[same], same
     assert warm["cwd"] == str(page_folder) and warm["env"] == "from the build" and warm["helper"] == 42
+    assert warm["nbformat_loaded"] and not fresh["nbformat_loaded"]  # imported once, in the server
     assert warm["own_group"]  # signals to its process group reach it and its children only
     assert warm["parent"] != os.getpid()  # it is the server's child, not a process this one started
 
@@ -93,11 +96,13 @@ print(json.dumps({
     "rc": {key: repr(value) for key, value in matplotlib.rcParams.items()},
     "parent": os.getppid(),
 }))
+from myst_nb import glue
+glue("answer", 41 + 1)
 """
 
 
 def figure_run(folder, server):
-    """(what FIGURE printed, the figures it showed as PNG) in a kernel started in ``folder``."""
+    """(what FIGURE printed, the figures it showed as PNG, what it glued) in a kernel started in ``folder``."""
     nb = notebook("import os", FIGURE)
     with kernel_sockets() as sockets:
         client = warmkernels.client_settings(server, sockets.get("config"))
@@ -105,22 +110,25 @@ def figure_run(folder, server):
     assert result.err is None, result.err
     outputs = nb.cells[1].outputs
     printed = json.loads("".join(o.get("text", "") for o in outputs))
-    return printed, [o["data"]["image/png"] for o in outputs if o.output_type == "display_data"]
+    shown = [o["data"] for o in outputs if o.output_type == "display_data"]
+    return (printed, [data["image/png"] for data in shown if "image/png" in data],
+            [data for data in shown if "image/png" not in data])
 
 
-def test_a_forked_kernel_shows_a_figure_as_a_fresh_one_does(server, page_folder):
-    warm, warm_pngs = figure_run(page_folder, server)
-    fresh, fresh_pngs = figure_run(page_folder, None)
+def test_a_forked_kernel_shows_a_figure_and_glues_as_a_fresh_one_does(server, page_folder):
+    warm, warm_pngs, warm_glued = figure_run(page_folder, server)
+    fresh, fresh_pngs, fresh_glued = figure_run(page_folder, None)
     assert warm["parent"] != os.getpid() and fresh["parent"] == os.getpid()
     assert warm["backend"] == fresh["backend"] == "module://matplotlib_inline.backend_inline"
     assert warm["interactive"] == fresh["interactive"]
     assert warm["rc"] == fresh["rc"]
     assert len(warm_pngs) == 1 and warm_pngs == fresh_pngs  # shown once, at the cell's end, the same picture
+    assert len(warm_glued) == 1 and warm_glued == fresh_glued and "42" in json.dumps(warm_glued)
 
 
 def test_a_kernel_in_a_folder_with_a_matplotlibrc_starts_fresh_and_reads_it(server, page_folder):
     (page_folder / "matplotlibrc").write_text("lines.linewidth: 7\n")
-    printed, pngs = figure_run(page_folder, server)
+    printed, pngs, _ = figure_run(page_folder, server)
     assert printed["parent"] == os.getpid(), "forked from a server that loaded matplotlib elsewhere"
     assert printed["rc"]["lines.linewidth"] == "7.0" and len(pngs) == 1
 

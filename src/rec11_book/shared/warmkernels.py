@@ -1,16 +1,18 @@
 """Page kernels forked from a process that has already imported torch and matplotlib.
 
 A page's kernel spends about 4 s before the page's first line runs: 0.5 s importing ipykernel,
-2.5 to 3.4 s importing torch (2 cores, 2026-12-07, ``python -X importtime``) and then 0.6 s
-importing ``matplotlib.pyplot``. A cold build runs 22 pages, 20 of which import both, so that
-is over a minute of the build's CPU time.
+2.5 to 3.4 s importing torch (2 cores, 2026-12-07, ``python -X importtime``), then 0.6 s
+importing ``matplotlib.pyplot`` and, on its first ``glue``, 1 to 2 s importing nbformat. A
+cold build runs 22 pages, 20 of which import torch and pyplot, so that is over a minute of
+the build's CPU time.
 
 So the build (``rec11_book.commands.preexecute``) starts one fork server (:func:`serve`, in a
-process of its own) that imports ipykernel, torch and pyplot once, and each page whose code
-imports torch or matplotlib gets a kernel forked from it (:func:`kernel_manager_class`, through nbclient's
-``kernel_manager_class``). Everything else about the run is as before: the same notebook,
-connection file, working folder and environment, and jupyter_client drives the kernel as it
-drives any other (its provisioner, signals to the kernel's process group, its exit code).
+process of its own) that imports ipykernel, torch, pyplot and nbformat once, and each page
+whose code imports torch or matplotlib gets a kernel forked from it
+(:func:`kernel_manager_class`, through nbclient's ``kernel_manager_class``). Everything else
+about the run is as before: the same notebook, connection file, working folder and
+environment, and jupyter_client drives the kernel as it drives any other (its provisioner,
+signals to the kernel's process group, its exit code).
 
 What a fork inherits that a fresh kernel would not have, and what this does about it:
 
@@ -57,6 +59,10 @@ from rec11_book.compat.ipykernel import KERNEL_MODULE, inline_backend, launch_ke
 from rec11_book.compat.jupyter_client import local_provisioner, set_provisioner
 
 PRELOAD = ("torch", "matplotlib.pyplot")  # imported once by the server; a page that imports one is forked
+# Imported by the server too, for what the pages' code imports on its own: nbformat, which
+# myst-nb's glue (through rec11.glue) imports on its first call, 1 to 2 s, most of it
+# jsonschema's format checkers (rfc3987-syntax builds a grammar when it is imported)
+ALSO_PRELOADED = ("nbformat",)
 FORKED: list[int] = []  # the pid of every kernel forked for this process, for the build's summary
 READY_SECONDS = 120  # the server's imports, on a machine busy with other work
 
@@ -102,7 +108,7 @@ def fork_server(log=print, wanted: bool = True) -> Iterator[str | None]:
     with tempfile.TemporaryDirectory(prefix="rec11-fork-") as folder:
         path = os.path.join(folder, "server")
         ready_read, ready_write = os.pipe()
-        server = subprocess.Popen([sys.executable, "-m", __name__, path, str(ready_write), *PRELOAD],
+        server = subprocess.Popen([sys.executable, "-m", __name__, path, str(ready_write), *PRELOAD, *ALSO_PRELOADED],
                                   stdin=subprocess.PIPE, pass_fds=(ready_write,), cwd=folder)
         os.close(ready_write)
         try:
