@@ -49,10 +49,11 @@ node_modules/.installed: package.json package-lock.json
 
 # The fast tier: ruff over every Python file (configured in pyproject.toml; well under a
 # second, so it goes first), then everything that needs neither a built book, a browser nor
-# a trained full-size model (tests marked build or browser run in make test).
+# a trained full-size model (tests marked build or browser run in make test), on both cores
+# (pytest-xdist), as make test's first run takes the same tests.
 check: $(VENV)/.installed node_modules/.installed
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -m "not build and not browser" tests/machinery tests/unit tests/lint
+	$(PY) -m pytest -q -n 2 --dist worksteal -m "not build and not browser" tests/machinery tests/unit tests/lint
 
 # Everything but the tests marked bench (Lighthouse on every page: make bench runs those),
 # in two runs on both cores (pytest-xdist): the tests that need no whole book, then the book
