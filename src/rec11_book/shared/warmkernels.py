@@ -3,8 +3,8 @@
 A page's kernel spends about 4 s before the page's first line runs: 0.5 s importing ipykernel,
 2.5 to 3.4 s importing torch (2 cores, 2026-12-07, ``python -X importtime``), then 0.6 s
 importing ``matplotlib.pyplot`` and, on its first ``glue``, 1 to 2 s importing nbformat. A
-cold build runs 22 pages, 20 of which import torch and pyplot, so that is over a minute of
-the build's CPU time.
+cold build runs 22 pages, each of which imports torch or matplotlib (20 import torch), so that
+is over a minute of the build's CPU time.
 
 So the build (``rec11_book.commands.preexecute``) starts one fork server (:func:`serve`, in a
 process of its own) that imports ipykernel, torch, pyplot and nbformat once, and each page
